@@ -1,0 +1,150 @@
+/**
+ * Classroom Start All / Stop All on the local machine provider (issue 7): a course of 40 machines is started with one
+ * POST /v1/pack/start; measured are the time until the call is acknowledged and until every machine is online
+ * (p50 and max over the runs), the memory of the running desktops, and Stop All until every desktop is gone.
+ * Baseline, measured in the same run (before each classroom run): Start All of a 1-machine course on the same server;
+ * the classroom's all-online and acknowledgement p50s are printed as multiples of it (the scaling factor).
+ * The server is built with the production buildApp and runs all its jobs (the reconciler starts the desktops);
+ * PGlite, or PostgreSQL with DATABASE_URL.
+ *
+ *   npx tsx bench/classroom.ts [runs (default 3)] [machines (default 40)]
+ */
+import { readFileSync } from 'node:fs';
+import { eq } from 'drizzle-orm';
+import { machines } from '../server/src/db/schema/index';
+import { seedCourseOrder, seedUser } from '../server/src/modules/courses/fixtures/seed';
+import { startBenchServer } from './server';
+import { desktopProcesses } from '../server/test/machines-desktops';
+import { fmtBytes, fmtMs, percentile, ratio } from './stats';
+
+const RUNS = Number(process.argv[2] ?? 3);
+const VMS = Number(process.argv[3] ?? 40);
+const RUN_TIMEOUT_MS = 15 * 60_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** RSS and PSS summed over the desktop processes of a data dir. */
+function desktopMemory(dataDir: string): { desktops: number; processes: number; rss: number; pss: number } {
+  const procs = desktopProcesses(dataDir);
+  let rss = 0;
+  let pss = 0;
+  for (const p of procs) {
+    try {
+      rss += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p.pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
+      pss += Number(/Pss:\s+(\d+)/.exec(readFileSync(`/proc/${p.pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0) * 1024;
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  return { desktops: new Set(procs.map((p) => p.machineId)).size, processes: procs.length, rss, pss };
+}
+
+async function main() {
+  const server = await startBenchServer('classroom');
+  const { app, base, dataDir, db } = server;
+
+  const owner = await seedUser(db, { instructor: true, name: 'Bench Instructor' });
+  const token = await app.ctx.tokens.sign(owner);
+  const startAt = new Date(Date.now() - 60_000);
+  const course = async (vms: number) => {
+    const orderId = await seedCourseOrder(db, { userId: owner.uid, vms, hours: 10, startAt, expiresAt: new Date(startAt.getTime() + 7 * 86_400_000) });
+    return db.transaction((tx) => app.ctx.courses.fulfilCourseOrder(tx, { id: orderId }));
+  };
+  const courseId = await course(VMS);
+  const baselineId = await course(1);
+  const pack = async (what: 'start' | 'stop', packId = courseId) => {
+    const res = await fetch(`${base}/v1/pack/${what}`, {
+      method: 'POST',
+      headers: { idtoken: token, 'content-type': 'application/json' },
+      body: JSON.stringify(what === 'stop' ? { packId, terminate: true } : { packId }),
+    });
+    const body = (await res.json()) as { status?: string; message?: string };
+    if (res.status !== 200) throw new Error(`${what}: ${res.status} ${body.message}`);
+    return body.status;
+  };
+  const states = async (id = courseId) => (await db.select({ observed: machines.observed }).from(machines).where(eq(machines.courseId, id))).map((r) => r.observed);
+
+  /** Start All of a course until every machine is online, then Stop All until every desktop is gone. */
+  async function startStop(id: string, vms: number, measureMemory: boolean) {
+    const t0 = performance.now();
+    const status = await pack('start', id);
+    const ack = performance.now() - t0;
+    if (status !== 'WAIT') throw new Error(`Start All answered ${status}`);
+    let first = 0;
+    for (;;) {
+      const s = await states(id);
+      const online = s.filter((x) => x === 'online').length;
+      if (online > 0 && !first) first = performance.now() - t0;
+      if (online === vms) break;
+      if (s.every((x) => x === 'offline')) throw new Error('every machine went offline (start failed)');
+      if (performance.now() - t0 > RUN_TIMEOUT_MS) throw new Error(`only ${online}/${vms} online after ${fmtMs(RUN_TIMEOUT_MS)}`);
+      await sleep(50);
+    }
+    const all = performance.now() - t0;
+    let memory: ReturnType<typeof desktopMemory> | null = null;
+    if (measureMemory) {
+      await sleep(3000); // let the desktops settle before measuring memory
+      memory = desktopMemory(dataDir);
+    }
+    const t1 = performance.now();
+    await pack('stop', id);
+    while (desktopProcesses(dataDir).length > 0 || (await states(id)).some((x) => x !== 'offline')) {
+      if (performance.now() - t1 > RUN_TIMEOUT_MS) throw new Error('desktops still running after Stop All');
+      await sleep(50);
+    }
+    return { ack, first, all, stop: performance.now() - t1, memory };
+  }
+
+  const acks: number[] = [];
+  const firstOnline: number[] = [];
+  const allOnline: number[] = [];
+  const stops: number[] = [];
+  const baseAcks: number[] = [];
+  const baseOnline: number[] = [];
+  let memory: ReturnType<typeof desktopMemory> | null = null;
+  try {
+    for (let run = 1; run <= RUNS; run++) {
+      const b = await startStop(baselineId, 1, false);
+      baseAcks.push(b.ack);
+      baseOnline.push(b.all);
+      const r = await startStop(courseId, VMS, true);
+      acks.push(r.ack);
+      firstOnline.push(r.first);
+      allOnline.push(r.all);
+      stops.push(r.stop);
+      if (r.memory && (!memory || r.memory.rss > memory.rss)) memory = r.memory;
+      console.log(
+        `run ${run}: baseline 1 machine: ack ${fmtMs(b.ack)}, online ${fmtMs(b.all)}; ` +
+          `${VMS} machines: ack ${fmtMs(r.ack)}, all ${VMS} online ${fmtMs(r.all)}, all gone ${fmtMs(r.stop)}`,
+      );
+    }
+  } finally {
+    await pack('stop').catch(() => undefined);
+    await pack('stop', baselineId).catch(() => undefined);
+    for (let i = 0; i < 600 && desktopProcesses(dataDir).length > 0; i++) await sleep(100);
+    await server.close();
+  }
+
+  const row = (label: string, xs: number[]) =>
+    console.log(`${label.padEnd(48)} p50 ${fmtMs(percentile(xs, 50)).padStart(9)}   max ${fmtMs(Math.max(...xs)).padStart(9)}   n=${xs.length}`);
+  console.log(`\nClassroom of ${VMS} machines on the local provider (${server.databaseKind}), ${RUNS} runs\n`);
+  row('POST /v1/pack/start → acknowledged', acks);
+  row('POST /v1/pack/start → first machine online', firstOnline);
+  row(`POST /v1/pack/start → all ${VMS} machines online`, allOnline);
+  row('POST /v1/pack/stop → every desktop gone, offline', stops);
+  row('baseline 1-machine course: start → acknowledged', baseAcks);
+  row('baseline 1-machine course: start → online', baseOnline);
+  console.log(`\nScaling against the 1-machine Start All (measured in this run):`);
+  console.log(`${`all ${VMS} online p50 / 1 machine online p50`.padEnd(48)} ${ratio(percentile(allOnline, 50), percentile(baseOnline, 50))}`);
+  console.log(`${`ack with ${VMS} machines p50 / ack with 1 machine p50`.padEnd(48)} ${ratio(percentile(acks, 50), percentile(baseAcks, 50))}`);
+  if (memory) {
+    console.log(
+      `\nMemory with ${memory.desktops} desktops running (${memory.processes} processes): RSS ${fmtBytes(memory.rss)} ` +
+        `(${fmtBytes(memory.rss / memory.desktops)} per desktop), PSS ${fmtBytes(memory.pss)} (${fmtBytes(memory.pss / memory.desktops)} per desktop)`,
+    );
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,148 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createServer } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const ARTIFACTS = path.join(ROOT, 'test-results');
+
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+export interface RunningServer {
+  base: string;
+  dataDir: string;
+  env: Record<string, string>;
+  proc: ChildProcess;
+  output(): string;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the real server (same entry point as `npm start`, serving the built web app) on a free port with its own
+ * data: a fresh PGlite directory, or a fresh database on DATABASE_URL's server.
+ */
+export async function startServer(extraEnv: Record<string, string> = {}): Promise<RunningServer> {
+  const port = await freePort();
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'hd-e2e-'));
+  let dbName: string | undefined;
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    ...extraEnv,
+  };
+  delete env.DATABASE_URL;
+  if (process.env.DATABASE_URL) {
+    dbName = `hd_e2e_${randomBytes(5).toString('hex')}`;
+    const c = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await c.connect();
+    await c.query(`create database ${dbName}`);
+    await c.end();
+    const u = new URL(process.env.DATABASE_URL);
+    u.pathname = `/${dbName}`;
+    env.DATABASE_URL = u.toString();
+  }
+  let out = '';
+  const server: RunningServer = {
+    base: `http://127.0.0.1:${port}`,
+    dataDir,
+    env,
+    proc: undefined as unknown as ChildProcess,
+    output: () => out,
+    async stop(signal = 'SIGTERM') {
+      const p = server.proc;
+      if (p.exitCode !== null || p.signalCode !== null) return;
+      await new Promise<void>((resolve) => {
+        p.once('exit', () => resolve());
+        p.kill(signal);
+      });
+    },
+    async restart() {
+      await server.stop();
+      await launch();
+    },
+    async close() {
+      await server.stop();
+      // Desktops outlive the server on purpose (a restart adopts them); a finished test ends its own.
+      const { createLocalProvider } = await import('../server/src/modules/machines/providers/local');
+      const provider = createLocalProvider({ dataDir });
+      await Promise.all((await provider.list()).map((id) => provider.stop(id).catch(() => {})));
+      rmSync(dataDir, { recursive: true, force: true });
+      if (dbName) {
+        const c = new pg.Client({ connectionString: process.env.DATABASE_URL });
+        await c.connect();
+        await c.query(`drop database if exists ${dbName} with (force)`);
+        await c.end();
+      }
+    },
+  };
+  const launch = async () => {
+    server.proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'server/src/main.ts')], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    server.proc.stdout!.on('data', (d) => (out += d));
+    server.proc.stderr!.on('data', (d) => (out += d));
+    const deadline = Date.now() + 180_000;
+    while (Date.now() < deadline) {
+      if (server.proc.exitCode !== null) throw new Error(`server exited:\n${out}`);
+      try {
+        if ((await fetch(`${server.base}/readyz`)).ok) return;
+      } catch {
+        /* not up yet */
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    server.proc.kill('SIGKILL');
+    throw new Error(`server did not become ready:\n${out}`);
+  };
+  await launch();
+  return server;
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+}
+
+/** Saves a screenshot under test-results/ for people to look at. */
+export async function snap(page: Page, name: string): Promise<string> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const file = path.join(ARTIFACTS, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
+
+export function uniqueEmail(prefix = 'user'): string {
+  return `${prefix}-${randomBytes(5).toString('hex')}@example.com`;
+}

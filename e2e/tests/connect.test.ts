@@ -1,0 +1,162 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Browser, Locator, Page } from 'playwright-core';
+import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
+import { buyer, canvasColours, connectHref } from './connect-helpers';
+
+let server: RunningServer;
+let browser: Browser;
+beforeAll(async () => {
+  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+/** A checksum of the desktop canvas: changes whenever anything is drawn. */
+function canvasHash(tab: Page): Promise<number> {
+  return tab.locator('[data-testid="desktop"] canvas').evaluate((el) => {
+    const c = el as HTMLCanvasElement;
+    const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+    let h = 0;
+    for (let i = 0; i < d.length; i += 4) h = (h * 31 + d[i]! + d[i + 1]! * 7 + d[i + 2]! * 13) | 0;
+    return h;
+  });
+}
+
+/** A point of the remote desktop (1280×800) on the page, wherever the scaled canvas sits. */
+async function at(canvas: Locator, x: number, y: number): Promise<{ x: number; y: number }> {
+  const box = (await canvas.boundingBox())!;
+  return { x: box.x + (x / 1280) * box.width, y: box.y + (y / 800) * box.height };
+}
+
+const homeFile = (machineId: string, name: string) => path.join(server.dataDir, 'machines', machineId, 'home', name);
+function readHome(machineId: string, name: string): string {
+  try {
+    return readFileSync(homeFile(machineId, name), 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+const connected = (tab: Page) => tab.locator('main[data-phase="connected"]').waitFor({ timeout: 60_000 });
+
+it('buy → start → Connect: the desktop in a new tab, typing, clipboard, disconnect and reconnect', async () => {
+  const { page } = await buyer(browser, server.base);
+  await page.goto(`${server.base}/dashboard`);
+  const card = page.getByRole('article');
+  await card.getByRole('button', { name: 'Start Machine' }).click();
+  await card.getByText('Online', { exact: true }).waitFor({ timeout: 60_000 });
+
+  const [tab] = await Promise.all([page.context().waitForEvent('page'), card.getByRole('button', { name: 'Connect' }).click()]);
+  const payload = JSON.parse(Buffer.from(new URL(tab.url()).hash.slice(1), 'base64').toString('utf8'));
+  await connected(tab);
+  await expect.poll(() => tab.title()).toBe(`${payload.machineName} — Hyperdesk`);
+  const canvas = tab.locator('[data-testid="desktop"] canvas');
+  await expect.poll(() => canvasColours(tab), { timeout: 20_000 }).toBeGreaterThan(3);
+  await expect.poll(() => tab.getByTestId('quality').innerText(), { timeout: 15_000 }).toMatch(/^\d+ ms · \d/);
+  await expect.poll(() => tab.getByTestId('hours-left').innerText()).toMatch(/^\d+(\.\d)? hours left$/);
+  await snap(tab, 'connect-01-desktop');
+
+  // Keyboard into the xterm: the command runs on the machine and writes into its home folder.
+  const xterm = await at(canvas, 320, 240);
+  await tab.mouse.click(xterm.x, xterm.y);
+  await tab.keyboard.type('echo hyperdesk-$((6*7)) > ~/typed.txt', { delay: 15 });
+  await tab.keyboard.press('Enter');
+  await expect.poll(() => readHome(payload.packId, 'typed.txt'), { timeout: 15_000 }).toBe('hyperdesk-42\n');
+
+  // Clipboard, this computer → machine: the paste box sets the machine's selection; Shift+Insert pastes it in xterm.
+  await tab.getByRole('button', { name: 'Clipboard' }).click();
+  const box = tab.getByRole('textbox', { name: 'Clipboard' });
+  await box.fill('echo pasted-$((5+5)) > ~/pasted.txt');
+  await tab.getByRole('button', { name: 'Send to machine' }).click();
+  await snap(tab, 'connect-02-clipboard');
+  await tab.getByRole('button', { name: 'Close', exact: true }).click(); // the desktop has the keyboard again
+  const before = await canvasHash(tab);
+  await tab.keyboard.press('Shift+Insert');
+  // xterm fetches the selection from the VNC server asynchronously: Enter only once the pasted line is drawn.
+  await expect.poll(() => canvasHash(tab), { timeout: 15_000 }).not.toBe(before);
+  await tab.keyboard.press('Enter');
+  await expect.poll(() => readHome(payload.packId, 'pasted.txt'), { timeout: 15_000 }).toBe('pasted-10\n');
+
+  // Clipboard, machine → this computer: selecting text in xterm reaches the paste box.
+  await tab.keyboard.type('clear; echo copied-$((7*11))', { delay: 15 });
+  await tab.keyboard.press('Enter');
+  const from = await at(canvas, 52, 88); // the xterm's first text row (its title bar is above, at y 64–83)
+  const to = await at(canvas, 700, 150);
+  await tab.mouse.move(from.x, from.y);
+  await tab.mouse.down();
+  await tab.mouse.move(to.x, to.y, { steps: 8 });
+  await tab.mouse.up();
+  await tab.getByRole('button', { name: 'Clipboard' }).click();
+  await expect.poll(() => box.inputValue(), { timeout: 15_000 }).toContain('copied-77');
+  await tab.getByRole('button', { name: 'Close', exact: true }).click();
+
+  // Disconnect, then reconnect with a new ticket.
+  const tickets: string[] = [];
+  tab.on('request', (r) => {
+    if (r.url().endsWith('/v1/slot/connect/ticket')) tickets.push(r.url());
+  });
+  await tab.getByRole('button', { name: 'Disconnect' }).click();
+  await tab.getByRole('heading', { name: "You're disconnected" }).waitFor();
+  await snap(tab, 'connect-03-disconnected');
+  await tab.getByRole('button', { name: 'Reconnect' }).click();
+  await connected(tab);
+  expect(tickets).toHaveLength(1);
+  await expect.poll(() => canvasColours(tab), { timeout: 20_000 }).toBeGreaterThan(3);
+
+  // A drop (the server restarts): the tab reconnects by itself once the server is back.
+  await server.restart();
+  await tab.locator('main[data-phase="connected"]').waitFor({ state: 'detached', timeout: 30_000 }).catch(() => undefined);
+  await connected(tab);
+  expect(tickets.length).toBeGreaterThanOrEqual(2);
+  await tab.mouse.click(xterm.x, xterm.y);
+  await tab.keyboard.type('echo again > ~/again.txt', { delay: 15 });
+  await tab.keyboard.press('Enter');
+  await expect.poll(() => readHome(payload.packId, 'again.txt'), { timeout: 15_000 }).toBe('again\n');
+
+  // Stopped from the dashboard while connected: the tab says so.
+  await page.reload();
+  await page.getByRole('article').getByRole('button', { name: 'Stop' }).click();
+  await tab.getByRole('heading', { name: 'Your machine was stopped' }).waitFor({ timeout: 30_000 });
+  await snap(tab, 'connect-04-stopped');
+
+  // Opened again while offline.
+  await tab.reload();
+  await tab.getByRole('heading', { name: 'Your machine is offline' }).waitFor({ timeout: 30_000 });
+  await snap(tab, 'connect-05-offline');
+
+  // A fragment that is not a payload.
+  await tab.goto(`${server.base}/connect#not-a-payload`);
+  await tab.getByRole('heading', { name: 'This connection link is not valid' }).waitFor();
+  await snap(tab, 'connect-06-bad-link');
+  await page.context().close();
+});
+
+it('shows the starting countdown and the out-of-hours screen the server answers with', async () => {
+  const b = await buyer(browser, server.base, 'Screen Checker');
+  const tab = await b.context.newPage();
+  let answer = { code: 'machine-starting', message: 'Your machine is starting. It will be ready within 5 minutes.' };
+  // The answers a starting machine and one without hours get (the real cases are covered by the API tests).
+  await tab.route('**/v1/slot/connect/ticket', (route) =>
+    route.fulfill({
+      status: 409,
+      contentType: 'application/json',
+      body: JSON.stringify({ statusCode: 409, error: 'Conflict', reqId: 'r', processingSince: null, stopReason: null, ...answer }),
+    }),
+  );
+  await tab.goto(connectHref(server.base, b.machineId, b.machineName));
+  await tab.getByRole('heading', { name: 'Your machine is starting' }).waitFor();
+  expect(await tab.getByTestId('countdown').innerText()).toBe('Ready in about 5 minutes.');
+  expect(await tab.title()).toBe('Connecting…');
+  await snap(tab, 'connect-09-starting');
+
+  answer = { code: 'hours-exhausted', message: 'You have no hours left on this machine. Top up to keep working.' };
+  await tab.reload();
+  await tab.getByRole('heading', { name: "You're out of hours" }).waitFor();
+  expect(await tab.getByRole('link', { name: 'Top up hours' }).getAttribute('href')).toBe('/setup');
+  await snap(tab, 'connect-10-hours-exhausted');
+  await b.context.close();
+});

@@ -1,0 +1,33 @@
+#!/bin/sh
+# npm test: typecheck, lint, unit and API tests (PGlite, and PostgreSQL too when DATABASE_URL is set),
+# then browser tests in Debian Chromium against the real server.
+set -e
+cd "$(dirname "$0")/.."
+HYPERDESK_NEED_BROWSER=1 sh scripts/ensure-deps.sh
+start=$(date +%s)
+reports="$(pwd)/test-results/reports"
+rm -rf "$reports" && mkdir -p "$reports"
+# Each stage also writes a JSON report; the totals are printed at the end.
+run() { name=$1; shift; npx vitest run "$@" --reporter=default --reporter=json --outputFile="$reports/$name.json"; }
+echo "== typecheck"; npm run typecheck --silent
+echo "== lint"; npm run lint --silent
+echo "== web unit tests"; run web --root web
+echo "== unit + API tests on PGlite"
+env -u DATABASE_URL npx vitest run --root server --reporter=default --reporter=json --outputFile="$reports/server-pglite.json"
+if [ -n "${DATABASE_URL:-}" ]; then
+  echo "== unit + API tests on PostgreSQL ($DATABASE_URL)"
+  run server-postgres --root server
+fi
+echo "== web build"; npm run build --silent >/dev/null
+echo "== browser tests"
+run e2e --root e2e
+echo "== all tests passed in $(( $(date +%s) - start ))s"
+node -e '
+const fs = require("fs"), dir = process.argv[1];
+let p = 0, f = 0, s = 0;
+for (const file of fs.readdirSync(dir)) {
+  const r = JSON.parse(fs.readFileSync(dir + "/" + file, "utf8"));
+  p += r.numPassedTests; f += r.numFailedTests; s += r.numPendingTests + (r.numTodoTests || 0);
+}
+console.log(`Tests: ${p} passed, ${f} failed` + (s ? `, ${s} skipped` : ""));
+' "$reports"

@@ -1,0 +1,169 @@
+import Fastify, { type FastifyRequest } from 'fastify';
+import {
+  hasZodFastifySchemaValidationErrors,
+  jsonSchemaTransform,
+  serializerCompiler,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from 'fastify-type-provider-zod';
+import helmet from '@fastify/helmet';
+import cookie from '@fastify/cookie';
+import rateLimit from '@fastify/rate-limit';
+import swagger from '@fastify/swagger';
+import { randomUUID } from 'node:crypto';
+import type { Config } from './config';
+import type { Database } from './db/client';
+import type { Clock } from './lib/clock';
+import type { Ctx } from './context';
+import { HttpError, Unauthorized } from './errors';
+import { createContext } from './services';
+import type { Principal } from './modules/identity/tokens';
+import { registerModules, registerPages } from './modules/index';
+import { serveWeb } from './web';
+
+export interface AppDeps {
+  config: Config;
+  database: Database;
+  clock?: Clock;
+  /** pino options, or false for silent (tests). */
+  logger?: boolean | Record<string, unknown>;
+  /** Test seams: outside services a test replaces (house rule 7). Filled by domain modules. */
+  overrides?: Record<string, unknown>;
+}
+
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal?: Principal;
+  }
+  interface FastifyInstance {
+    ctx: Ctx;
+    /** preHandler that requires a valid `idtoken` header and sets request.principal. */
+    authenticate(req: FastifyRequest): Promise<void>;
+  }
+}
+
+/** Reads the verified caller; routes behind `authenticate` always have one. */
+export function principalOf(req: FastifyRequest): Principal {
+  if (!req.principal) throw new Unauthorized();
+  return req.principal;
+}
+
+export const BODY_LIMIT = 64 * 1024;
+
+export async function buildApp(deps: AppDeps) {
+  const app = Fastify({
+    logger: deps.logger === undefined ? { level: deps.config.LOG_LEVEL } : deps.logger,
+    bodyLimit: BODY_LIMIT,
+    trustProxy: deps.config.TRUST_PROXY,
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+  }).withTypeProvider<ZodTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+
+  app.setErrorHandler((err: any, req, reply) => {
+    const reqId = String(req.id);
+    if (hasZodFastifySchemaValidationErrors(err)) {
+      const first = err.validation[0];
+      const where = first?.instancePath ? first.instancePath.replace(/^\//, '').replace(/\//g, '.') : err.validationContext;
+      return reply.status(400).send({
+        statusCode: 400,
+        error: 'Bad Request',
+        message: `Invalid ${where ?? 'request'}: ${first?.message ?? 'bad input'}`,
+        code: 'bad-request',
+        reqId,
+      });
+    }
+    if (err instanceof HttpError) {
+      return reply.status(err.statusCode).send({
+        statusCode: err.statusCode,
+        error: httpName(err.statusCode),
+        message: err.message,
+        code: err.code,
+        reqId,
+      });
+    }
+    const status = typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+    if (status >= 500) req.log.error({ err }, 'request failed');
+    return reply.status(status).send({
+      statusCode: status,
+      error: httpName(status),
+      message: status >= 500 ? 'Something went wrong on our side. Please try again.' : clientMessage(err),
+      code: status === 429 ? 'rate-limited' : undefined,
+      reqId,
+    });
+  });
+
+  await app.register(helmet, {
+    contentSecurityPolicy: {
+      directives: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'", "'wasm-unsafe-eval'"],
+        styleSrc: ["'self'", "'unsafe-inline'"],
+        imgSrc: ["'self'", 'data:', 'blob:'],
+        connectSrc: ["'self'", 'ws:', 'wss:'],
+        workerSrc: ["'self'", 'blob:'],
+        frameAncestors: ["'none'"],
+        formAction: ["'self'", 'https://checkout.stripe.com'],
+      },
+    },
+    crossOriginEmbedderPolicy: false,
+  });
+  await app.register(cookie);
+  await app.register(rateLimit, {
+    global: false,
+    errorResponseBuilder: (_req, ctx) => {
+      const err = new HttpError(429, `Too many requests, please try again in ${Math.ceil(ctx.ttl / 1000)} seconds.`, 'rate-limited');
+      return err;
+    },
+  });
+  await app.register(swagger, {
+    openapi: { info: { title: 'Hyperdesk API', version: '1.0.0' } },
+    transform: jsonSchemaTransform,
+  });
+
+  const ctx = await createContext(deps, app.log);
+  app.decorate('ctx', ctx);
+  app.decorateRequest('principal', undefined);
+  app.decorate('authenticate', async (req: FastifyRequest) => {
+    const header = req.headers.idtoken;
+    const token = Array.isArray(header) ? header[0] : header;
+    if (!token) throw new Unauthorized('Sign in to continue.', 'auth/no-token');
+    req.principal = await ctx.tokens.verify(token);
+  });
+
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
+  app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
+    try {
+      await deps.database.exec('select 1');
+      return { ok: true };
+    } catch {
+      return reply.status(503).send({ ok: false });
+    }
+  });
+  app.get('/.well-known/jwks.json', { schema: { hide: true } }, async () => ctx.tokens.jwks());
+
+  await app.register(async (v1) => registerModules(v1 as never, ctx), { prefix: '/v1' });
+  await app.register(async (root) => registerPages(root as never, ctx));
+  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  await serveWeb(app as never);
+  return app;
+}
+
+function clientMessage(err: { code?: string; message?: string }): string {
+  if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return 'The request body is not valid JSON.';
+  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return 'The request body is too large.';
+  if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return 'Unsupported content type.';
+  return err.message && err.message.length < 200 ? err.message : 'Bad request.';
+}
+
+function httpName(status: number): string {
+  const names: Record<number, string> = {
+    400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict',
+    413: 'Payload Too Large', 415: 'Unsupported Media Type', 429: 'Too Many Requests', 503: 'Service Unavailable',
+  };
+  return names[status] ?? (status >= 500 ? 'Internal Server Error' : 'Bad Request');
+}

@@ -1,0 +1,50 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from './config';
+import type { Database, Db } from './db/client';
+import type { Clock } from './lib/clock';
+import type { Tokens } from './modules/identity/tokens';
+import type { Ledger } from './modules/ledger/service';
+import type { Catalog } from './modules/catalog/service';
+import type { Billing } from './modules/billing/service';
+import type { Mailer } from './modules/mail/service';
+import type { Captcha } from './modules/captcha/service';
+import type { Machines } from './modules/machines/service';
+import type { Events } from './modules/machines/events';
+import type { ConnectService } from './modules/connect/service';
+import type { CoursesService } from './modules/courses/service';
+
+/**
+ * What every module receives: the shared infrastructure plus the services other modules expose.
+ * Each domain adds its service here (one line) and builds it in services.ts.
+ */
+export interface Ctx {
+  config: Config;
+  database: Database;
+  db: Db;
+  clock: Clock;
+  log: FastifyBaseLogger;
+  tokens: Tokens;
+  ledger: Ledger;
+  catalog: Catalog;
+  /** Payment provider registry, checkout and fulfilment. */
+  billing: Billing;
+  mailer: Mailer;
+  captcha: Captcha;
+  /** Machine lifecycle: start/stop requests, endpoints, the reconciler and metering. */
+  machines: Machines;
+  /** In-process push to signed-in users (GET /v1/user/events). */
+  events: Events;
+  /** The desktop gateway (tickets, WebSocket relay) and idle protection. */
+  connect: ConnectService;
+  /** Classrooms: course packs, Start All / Stop All, rosters, seats (issue 7). */
+  courses: CoursesService;
+  /** Background loops (reconciler, metering, expiry, mail delivery); started by main.ts, stopped on close. */
+  jobs: Job[];
+}
+
+export interface Job {
+  name: string;
+  /** Runs one pass; jobs are idempotent, so a pass may be repeated or interrupted at any point. */
+  runOnce(): Promise<void>;
+  intervalMs: number;
+}

@@ -1,0 +1,81 @@
+import { drizzle as drizzlePg, type NodePgDatabase } from 'drizzle-orm/node-postgres';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { sql, type SQL } from 'drizzle-orm';
+import pg from 'pg';
+import { chmodSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import * as schema from './schema/index';
+
+/** Both drivers expose the same Drizzle PgDatabase API; we type them as the node-postgres one. */
+export type Db = NodePgDatabase<typeof schema>;
+export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+export type Queryable = Db | Tx;
+
+export interface Database {
+  db: Db;
+  kind: 'pglite' | 'postgres';
+  /** Runs a multi-statement SQL script (migrations). */
+  exec(script: string): Promise<void>;
+  /** Rows of one raw query. */
+  rows<T = Record<string, unknown>>(query: SQL): Promise<T[]>;
+  /** One connection held for a session-scoped job (advisory locks); PGlite has only one. */
+  pinned(): Promise<{ exec(script: string): Promise<unknown[]>; release(): void }>;
+  close(): Promise<void>;
+}
+
+/** Opens PostgreSQL when a URL is given, else PGlite in `dataDir/pglite` (or in memory for `memory://`). */
+export async function openDatabase(opts: { databaseUrl?: string; dataDir?: string }): Promise<Database> {
+  if (opts.databaseUrl) {
+    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
+    pool.on('error', () => {}); // idle client errors surface on the next query instead of crashing
+    const db = drizzlePg({ client: pool, schema });
+    return {
+      db,
+      kind: 'postgres',
+      exec: async (script) => {
+        await pool.query(script);
+      },
+      rows: async (q) => (await db.execute(q)).rows as never,
+      pinned: async () => {
+        const client = await pool.connect();
+        return {
+          exec: async (script) => {
+            const res = (await client.query(script)) as unknown as pg.QueryResult | pg.QueryResult[];
+            return Array.isArray(res) ? (res.at(-1)?.rows ?? []) : res.rows;
+          },
+          release: () => client.release(),
+        };
+      },
+      close: () => pool.end(),
+    };
+  }
+  const { PGlite } = await import('@electric-sql/pglite');
+  let dir: string | undefined;
+  if (opts.dataDir && opts.dataDir !== 'memory://') {
+    dir = path.join(opts.dataDir, 'pglite');
+    // Private to the server's user: desktops run on the same host as another user.
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    chmodSync(dir, 0o700);
+  }
+  const client = new PGlite(dir);
+  await client.waitReady;
+  const db = drizzlePglite({ client, schema }) as unknown as Db;
+  return {
+    db,
+    kind: 'pglite',
+    exec: async (script) => {
+      await client.exec(script);
+    },
+    rows: async (q) => (await db.execute(q)).rows as never,
+    pinned: async () => ({
+      exec: async (script) => {
+        const res = await client.exec(script);
+        return res.at(-1)?.rows ?? [];
+      },
+      release: () => {},
+    }),
+    close: () => client.close(),
+  };
+}
+
+export { sql };

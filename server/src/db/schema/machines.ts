@@ -1,0 +1,43 @@
+import { index, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+export type Desired = 'running' | 'stopped';
+export type Observed = 'offline' | 'processing' | 'online';
+
+export const machines = pgTable('machines', {
+  id: uuid('id').primaryKey(),
+  ownerUserId: uuid('owner_user_id'),
+  courseId: uuid('course_id'),
+  seq: integer('seq').notNull().default(0),
+  name: text('name').notNull(),
+  region: text('region').notNull(),
+  platform: text('platform').notNull(),
+  desired: text('desired').$type<Desired>().notNull().default('stopped'),
+  observed: text('observed').$type<Observed>().notNull().default('offline'),
+  processingSince: ts('processing_since'),
+  onlineSince: ts('online_since'),
+  stopReason: text('stop_reason'),
+  provider: text('provider'),
+  providerRef: jsonb('provider_ref'),
+  lastStudentId: uuid('last_student_id'),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+
+export const ledgerEntries = pgTable(
+  'ledger_entries',
+  {
+    id: uuid('id').primaryKey(),
+    machineId: uuid('machine_id').notNull(),
+    kind: text('kind', { enum: ['credit', 'debit', 'expiry', 'adjustment'] }).notNull(),
+    minutes: integer('minutes').notNull(),
+    lotId: uuid('lot_id'),
+    expiresAt: ts('expires_at'),
+    orderId: uuid('order_id'),
+    idempotencyKey: text('idempotency_key').notNull().unique(),
+    note: text('note'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [index('ledger_machine_idx').on(t.machineId), index('ledger_lot_idx').on(t.lotId)],
+);

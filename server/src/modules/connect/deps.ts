@@ -1,0 +1,23 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Db, Queryable } from '../../db/client';
+import type { Clock } from '../../lib/clock';
+import type { Endpoint } from '../machines/providers/types';
+
+/** What Connect uses of the other services (interfaces.md), and nothing more (house rule 1). */
+export interface ConnectDeps {
+  db: Db;
+  clock: Clock;
+  log: FastifyBaseLogger;
+  idleStopMinutes: number;
+  /** The stop reason idle protection writes (the dashboard shows it). */
+  idleReason: string;
+  machines: {
+    endpointOf(machineId: string): Promise<Endpoint | null>;
+    requestStop(q: Queryable, machineIds: string[], reason?: string): Promise<void>;
+  };
+  ledger: { remainingMinutes(q: Queryable, machineId: string, at: Date): Promise<number> };
+  events?: {
+    subscribe(userId: string, fn: (event: { type: string }) => void): () => void;
+    publish(userIds: string[], event: { type: 'balance' }): void;
+  };
+}

@@ -1,0 +1,340 @@
+import net from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { eq } from 'drizzle-orm';
+import type { FastifyBaseLogger } from 'fastify';
+import type { RawData, WebSocket } from 'ws';
+import { GATEWAY_CLOSE, GatewayClientMessage, type GatewayServerMessage } from '@hyperdesk/contract';
+import { connectSessions, machines, users } from '../../db/schema/index';
+import type { Principal } from '../identity/tokens';
+import { canConnect, type MachineRow } from './access';
+import { bytesRelayed, openSessions, sessionsClosed } from './metrics';
+import type { ConnectDeps } from './deps';
+import { consumeTicket } from './tickets';
+import { releaseSeatSoon } from '../courses/seats';
+import { audienceOf } from '../machines/events';
+
+/** Largest WebSocket message a client may send (the RFB client messages are tiny; clipboard text is the big one). */
+export const MAX_MESSAGE_BYTES = 1024 * 1024;
+export const MAX_SESSIONS_PER_USER = 4;
+const HIGH_WATER = 1024 * 1024; // desktop → browser bytes queued in the socket before the desktop is paused
+const LOW_WATER = 256 * 1024;
+const MAX_EARLY_BYTES = 64 * 1024; // browser bytes held while the desktop connection opens
+const MAX_CONTROL_BYTES = 256;
+const CHECK_MS = 5_000; // access and machine state re-checked this often (also on every event for the user)
+const KEEPALIVE_MS = 30_000; // a client that misses a ping for this long is gone
+const INPUT_FLUSH_MS = 30_000; // last input written to the database at most this often (the idle job flushes too)
+const DESKTOP_CONNECT_TIMEOUT_MS = 10_000;
+
+type Stopped = Extract<GatewayServerMessage, { type: 'stopped' }>;
+
+interface LiveSession {
+  id: string;
+  machineId: string;
+  lastInputAt: Date | null;
+  flushedInputAt: Date | null;
+  warnedStopAt: string | null;
+  send(msg: GatewayServerMessage): void;
+  end(code: number, why: string, msg?: Stopped): void;
+}
+
+/**
+ * Client input in the RFB stream: KeyEvent (4), PointerEvent (5) and ClientCutText (6) messages. noVNC sends each
+ * client message in its own WebSocket frame, and also sends FramebufferUpdateRequests (3) after every update, so
+ * "bytes from the client" alone would never look idle; only these count.
+ */
+function isInput(frame: Buffer): boolean {
+  const t = frame[0];
+  return (t === 4 && frame.length >= 8) || (t === 5 && frame.length >= 6) || (t === 6 && frame.length >= 8);
+}
+
+const toBuffer = (d: RawData): Buffer => (Buffer.isBuffer(d) ? d : Array.isArray(d) ? Buffer.concat(d) : Buffer.from(d));
+
+export function createGateway(deps: ConnectDeps) {
+  const live = new Map<string, LiveSession>();
+  const perUser = new Map<string, number>();
+
+  async function principalOf(userId: string): Promise<Principal | null> {
+    const [u] = await deps.db.select().from(users).where(eq(users.id, userId)).limit(1);
+    return u ? { uid: u.id, email: u.email, name: u.displayName, instructor: u.instructor, admin: u.admin } : null;
+  }
+
+  /** Why a machine is not reachable any more, as the tab shows it. */
+  async function stoppedMessage(m: MachineRow): Promise<Stopped> {
+    const left = await deps.ledger.remainingMinutes(deps.db, m.id, deps.clock.now());
+    if (left <= 0) return { type: 'stopped', code: 'hours-exhausted', reason: m.stopReason ?? 'You have used all the hours of this machine.' };
+    if (m.stopReason && m.stopReason === deps.idleReason) return { type: 'stopped', code: 'idle', reason: m.stopReason };
+    return { type: 'stopped', code: 'machine-stopped', reason: m.stopReason ?? 'It was stopped from the dashboard.' };
+  }
+
+  /** Serves one gateway WebSocket. Only the ticket is read from the request: never a host, port or machine. */
+  function accept(ws: WebSocket, ticket: unknown, reqLog: FastifyBaseLogger): void {
+    let log = reqLog;
+    let ended = false;
+    let counted = false;
+    let sessionRow = false;
+    let userId: string | null = null;
+    let tcp: net.Socket | null = null;
+    let connected = false;
+    let early: Buffer[] = [];
+    let earlyBytes = 0;
+    let inFlight = 0;
+    let tcpPaused = false;
+    let wsPaused = false;
+    let alive = true;
+    let checking: Promise<void> | null = null;
+    let timer: NodeJS.Timeout | null = null;
+    let sinceKeepalive = 0;
+    let unsubscribe: (() => void) | null = null;
+    let toClient = 0;
+    let fromClient = 0;
+    const openedAt = deps.clock.now();
+    const startedMs = performance.now();
+
+    const session: LiveSession = {
+      id: randomUUID(),
+      machineId: '',
+      lastInputAt: null,
+      flushedInputAt: null,
+      warnedStopAt: null,
+      send(msg) {
+        if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(msg));
+      },
+      end,
+    };
+
+    function end(code: number, why: string, msg?: Stopped): void {
+      if (ended) return;
+      ended = true;
+      if (timer) clearInterval(timer);
+      unsubscribe?.();
+      tcp?.destroy();
+      if (msg) session.send(msg);
+      if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(code, why.slice(0, 100));
+      live.delete(session.id);
+      if (userId) {
+        const left = (perUser.get(userId) ?? 1) - 1;
+        if (left > 0) perUser.set(userId, left);
+        else perUser.delete(userId);
+      }
+      if (counted) openSessions.dec();
+      sessionsClosed.inc({ reason: why });
+      log.info({ why, code, toClient, fromClient, seconds: Math.round((performance.now() - startedMs) / 1000) }, 'desktop session closed');
+      if (sessionRow) {
+        deps.db
+          .update(connectSessions)
+          .set({ closedAt: deps.clock.now(), closeReason: why, bytesToClient: toClient, bytesFromClient: fromClient, lastInputAt: session.lastInputAt })
+          .where(eq(connectSessions.id, session.id))
+          .catch((err) => log.error({ err }, 'could not record the end of a desktop session'));
+      }
+      // Classrooms: the student's seat is free again after a short grace (a reconnect keeps it).
+      if (userId && session.machineId) {
+        releaseSeatSoon(deps.db, session.machineId, userId).catch((err) => log.warn({ err }, 'could not release a seat'));
+      }
+    }
+
+    function markInput(): void {
+      const now = deps.clock.now();
+      session.lastInputAt = now;
+      session.warnedStopAt = null;
+      if (!session.flushedInputAt || now.getTime() - session.flushedInputAt.getTime() >= INPUT_FLUSH_MS) void flushSession(session);
+    }
+
+    function toDesktop(frame: Buffer): void {
+      fromClient += frame.length;
+      bytesRelayed.inc({ direction: 'to_machine' }, frame.length);
+      if (isInput(frame)) markInput();
+      if (!connected || !tcp) {
+        early.push(frame);
+        earlyBytes += frame.length;
+        if (earlyBytes > MAX_EARLY_BYTES) end(1009, 'too-much-early-input');
+        return;
+      }
+      if (!tcp.write(frame) && !wsPaused) {
+        wsPaused = true;
+        ws.pause();
+        tcp.once('drain', () => {
+          wsPaused = false;
+          ws.resume();
+        });
+      }
+    }
+
+    function onControl(text: Buffer): void {
+      if (text.length > MAX_CONTROL_BYTES) return;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text.toString('utf8'));
+      } catch {
+        return;
+      }
+      const msg = GatewayClientMessage.safeParse(parsed);
+      if (!msg.success) return;
+      if (msg.data.type === 'ping') session.send({ type: 'pong', t: msg.data.t });
+      else markInput();
+    }
+
+    ws.on('message', (data, isBinary) => {
+      if (ended) return;
+      const frame = toBuffer(data);
+      if (isBinary) toDesktop(frame);
+      else onControl(frame);
+    });
+    ws.on('close', () => end(1000, 'client-closed'));
+    ws.on('pong', () => {
+      alive = true;
+    });
+
+    /** Ends the session when the user lost access or the machine is no longer running (one check at a time). */
+    function check(): Promise<void> {
+      if (ended || !userId) return Promise.resolve();
+      const uid = userId;
+      checking ??= (async () => {
+        try {
+          const who = await principalOf(uid);
+          const m = who ? await canConnect(deps.db, who, session.machineId) : null;
+          if (!m) {
+            // Stop All frees the seats too: a machine that is stopping was stopped, whatever access says now.
+            const [row] = await deps.db.select().from(machines).where(eq(machines.id, session.machineId)).limit(1);
+            if (row && row.desired !== 'running') return end(GATEWAY_CLOSE.machineStopped, 'machine-stopped', await stoppedMessage(row));
+            return end(GATEWAY_CLOSE.accessLost, 'access-lost', { type: 'stopped', code: 'access-lost', reason: 'You no longer have access to this machine.' });
+          }
+          if (m.desired !== 'running' || m.observed !== 'online') return end(GATEWAY_CLOSE.machineStopped, 'machine-stopped', await stoppedMessage(m));
+        } catch (err) {
+          log.warn({ err }, 'desktop session check failed');
+        } finally {
+          checking = null;
+        }
+      })();
+      return checking;
+    }
+
+    function tick(): void {
+      void check();
+      sinceKeepalive += CHECK_MS;
+      if (sinceKeepalive < KEEPALIVE_MS) return;
+      sinceKeepalive = 0;
+      if (!alive) {
+        ws.terminate();
+        return end(1001, 'client-unresponsive');
+      }
+      alive = false;
+      ws.ping();
+    }
+
+    function openDesktop(host: string, port: number): void {
+      const sock = net.connect({ host, port });
+      tcp = sock;
+      sock.setNoDelay(true);
+      sock.setTimeout(DESKTOP_CONNECT_TIMEOUT_MS, () => sock.destroy(new Error('desktop connect timeout')));
+      sock.once('connect', () => {
+        sock.setTimeout(0);
+        connected = true;
+        for (const f of early) sock.write(f);
+        early = [];
+        earlyBytes = 0;
+      });
+      sock.on('data', (chunk) => {
+        toClient += chunk.length;
+        bytesRelayed.inc({ direction: 'to_client' }, chunk.length);
+        inFlight += chunk.length;
+        ws.send(chunk, { binary: true }, () => {
+          inFlight -= chunk.length;
+          if (tcpPaused && inFlight <= LOW_WATER) {
+            tcpPaused = false;
+            sock.resume();
+          }
+        });
+        if (inFlight > HIGH_WATER && !tcpPaused) {
+          tcpPaused = true;
+          sock.pause();
+        }
+      });
+      sock.on('error', (err) => log.warn({ err: err.message }, 'desktop connection error'));
+      sock.on('close', () => {
+        if (ended) return;
+        // The desktop went away: tell a stop (no reconnect) from a hiccup (the tab reconnects).
+        void check().finally(() => end(GATEWAY_CLOSE.desktopUnreachable, 'desktop-closed'));
+      });
+    }
+
+    void (async () => {
+      const grant = await consumeTicket(deps.db, ticket, deps.clock.now());
+      if (ended) return;
+      if (!grant) return end(GATEWAY_CLOSE.ticketRefused, 'ticket-refused');
+      userId = grant.userId;
+      perUser.set(userId, (perUser.get(userId) ?? 0) + 1);
+      session.machineId = grant.machineId;
+      log = reqLog.child({ userId, machineId: grant.machineId, sessionId: session.id });
+      if ((perUser.get(userId) ?? 0) > MAX_SESSIONS_PER_USER) return end(GATEWAY_CLOSE.tooManySessions, 'too-many-sessions');
+      const who = await principalOf(userId);
+      const machine = who ? await canConnect(deps.db, who, grant.machineId) : null;
+      if (ended) return;
+      if (!machine) return end(GATEWAY_CLOSE.accessLost, 'access-lost', { type: 'stopped', code: 'access-lost', reason: 'You no longer have access to this machine.' });
+      if (machine.desired !== 'running' || machine.observed !== 'online') return end(GATEWAY_CLOSE.machineStopped, 'machine-stopped', await stoppedMessage(machine));
+      const endpoint = await deps.machines.endpointOf(machine.id);
+      if (ended) return;
+      if (!endpoint) return end(GATEWAY_CLOSE.desktopUnreachable, 'no-endpoint');
+      await deps.db.insert(connectSessions).values({ id: session.id, machineId: machine.id, userId, openedAt });
+      if (ended) {
+        await deps.db.update(connectSessions).set({ closedAt: deps.clock.now(), closeReason: 'client-closed' }).where(eq(connectSessions.id, session.id));
+        return;
+      }
+      sessionRow = true;
+      live.set(session.id, session);
+      counted = true;
+      openSessions.inc();
+      log.info({ machine: machine.name }, 'desktop session opened');
+      // Classrooms: the instructor's seat table shows who sits where as soon as a student is in.
+      if (machine.courseId && deps.events) {
+        const events = deps.events;
+        audienceOf(deps.db, machine.id)
+          .then((ids) => events.publish(ids, { type: 'balance' }))
+          .catch((err) => log.warn({ err }, 'could not announce a seat'));
+      }
+      session.send({ type: 'hello', machineName: machine.name, idleStopMinutes: deps.idleStopMinutes });
+      timer = setInterval(tick, CHECK_MS);
+      timer.unref();
+      unsubscribe = deps.events?.subscribe(userId, () => void check()) ?? null;
+      openDesktop(endpoint.host, endpoint.port);
+    })().catch((err) => {
+      log.error({ err }, 'desktop session failed');
+      end(1011, 'gateway-error');
+    });
+  }
+
+  async function flushSession(s: LiveSession): Promise<void> {
+    const at = s.lastInputAt;
+    if (!at || (s.flushedInputAt && s.flushedInputAt.getTime() >= at.getTime())) return;
+    s.flushedInputAt = at;
+    await deps.db.update(connectSessions).set({ lastInputAt: at }).where(eq(connectSessions.id, s.id));
+  }
+
+  return {
+    accept,
+    /** Writes every local session's last input, so the idle job sees this server's latest activity. */
+    async flushInput(): Promise<void> {
+      await Promise.all([...live.values()].map(flushSession));
+    },
+    /** Sends the 'Still there?' warning once per idle stretch to the machine's sessions on this server. */
+    warn(machineId: string, stopAt: Date): number {
+      let sent = 0;
+      for (const s of live.values()) {
+        if (s.machineId !== machineId || s.warnedStopAt === stopAt.toISOString()) continue;
+        s.warnedStopAt = stopAt.toISOString();
+        s.send({ type: 'idle-warning', stopAt: stopAt.toISOString() });
+        sent++;
+      }
+      return sent;
+    },
+    /** Ends the machine's sessions on this server (it was stopped here). */
+    endMachine(machineId: string, msg: Stopped): void {
+      for (const s of [...live.values()]) if (s.machineId === machineId) s.end(GATEWAY_CLOSE.machineStopped, 'machine-stopped', msg);
+    },
+    closeAll(): void {
+      for (const s of [...live.values()]) s.end(1001, 'server-closing');
+    },
+    openCount: () => live.size,
+  };
+}
+
+export type Gateway = ReturnType<typeof createGateway>;

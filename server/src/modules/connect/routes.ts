@@ -1,0 +1,123 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import websocket from '@fastify/websocket';
+import { z } from 'zod';
+import { ConnectRefusal, TicketAnswer, TicketBody, type ConnectRefusalCode } from '@hyperdesk/contract';
+import { principalOf } from '../../app';
+import type { Ctx } from '../../context';
+import { BadRequest, HttpError, NotFound } from '../../errors';
+import { canConnect } from './access';
+import { MAX_MESSAGE_BYTES } from './gateway';
+import { metricsRegistry, ticketsIssued } from './metrics';
+import { issueTicket } from './tickets';
+import { SEATS_FULL_MESSAGE } from '../courses/seats';
+
+export const CONNECT_PATH = '/v1/slot/connect';
+const TICKET_RATE_LIMIT = { max: 60, timeWindow: 60_000 };
+
+const refusalText: Record<ConnectRefusalCode, string> = {
+  'machine-offline': 'Your machine is offline. Start it from your dashboard to connect.',
+  'machine-starting': 'Your machine is starting. It will be ready within 5 minutes.',
+  'hours-exhausted': 'You have no hours left on this machine. Top up to keep working.',
+  'seats-full': SEATS_FULL_MESSAGE,
+};
+
+/** The machine id of a balance entry's url ('/v1/slot/connect?packId=…'); only its path and packId count. */
+function packIdOf(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url, 'http://connect.invalid');
+  } catch {
+    throw new BadRequest('Invalid url: not a connect link.', 'bad-url');
+  }
+  const packId = parsed.searchParams.get('packId');
+  if (parsed.pathname !== CONNECT_PATH || !packId) throw new BadRequest('Invalid url: not a connect link.', 'bad-url');
+  return packId;
+}
+
+/**
+ * Connect (issue 5): the tab trades the entry's url and its id token for a short-lived single-use ticket, then opens
+ * the gateway WebSocket with it (browsers cannot set headers on a WebSocket).
+ */
+export async function connectRoutes(v1: FastifyInstance, ctx: Ctx): Promise<void> {
+  const { gateway } = ctx.connect;
+
+  async function ticketFor(req: FastifyRequest, reply: FastifyReply, packId: string) {
+    const principal = principalOf(req);
+    // Classrooms: every machine of the student's course is taken (a refusal like the others, not a 404).
+    const machine = await canConnect(ctx.db, principal, packId).catch((err) => {
+      if (err instanceof HttpError && err.code === 'seats-full') return 'seats-full' as const;
+      throw err;
+    });
+    if (machine === 'seats-full') {
+      ticketsIssued.inc({ outcome: 'seats-full' });
+      const body = { statusCode: 409, error: 'Conflict', message: SEATS_FULL_MESSAGE, code: machine, reqId: String(req.id) };
+      return reply.status(409).send({ ...body, processingSince: null, stopReason: null });
+    }
+    if (!machine) {
+      ticketsIssued.inc({ outcome: 'refused' });
+      throw new NotFound();
+    }
+    const now = ctx.clock.now();
+    let code: ConnectRefusalCode | null = null;
+    if (machine.desired === 'running' && machine.observed === 'processing') code = 'machine-starting';
+    else if (machine.desired !== 'running' || machine.observed !== 'online') code = 'machine-offline';
+    if (code !== 'machine-starting' && (await ctx.ledger.remainingMinutes(ctx.db, machine.id, now)) <= 0) code = 'hours-exhausted';
+    if (code) {
+      ticketsIssued.inc({ outcome: code });
+      return reply.status(409).send({
+        statusCode: 409,
+        error: 'Conflict',
+        message: refusalText[code],
+        code,
+        reqId: String(req.id),
+        processingSince: code === 'machine-starting' ? (machine.processingSince?.toISOString() ?? null) : null,
+        stopReason: machine.stopReason,
+      });
+    }
+    const { ticket, expiresIn } = await issueTicket(ctx.db, { userId: principal.uid, machineId: machine.id, now });
+    ticketsIssued.inc({ outcome: 'issued' });
+    req.log.info({ userId: principal.uid, machineId: machine.id }, 'connect ticket issued');
+    return { ticket, wsPath: `${CONNECT_PATH}/ws?ticket=${ticket}`, expiresIn };
+  }
+
+  const response = { 200: TicketAnswer, 409: ConnectRefusal };
+
+  // The WebSocket plugin lives in this scope only, with the gateway's message size limit.
+  await v1.register(async (scope) => {
+    await scope.register(websocket, { options: { maxPayload: MAX_MESSAGE_BYTES, perMessageDeflate: false } });
+
+    scope.post('/slot/connect/ticket', {
+      preHandler: scope.authenticate,
+      config: { rateLimit: TICKET_RATE_LIMIT },
+      schema: { tags: ['connect'], summary: 'Trade a balance entry url for a single-use gateway ticket', body: TicketBody, response },
+    }, async (req, reply) => ticketFor(req, reply, packIdOf((req.body as z.infer<typeof TicketBody>).url)));
+
+    // The balance entry's url itself answers the same ticket JSON.
+    scope.get('/slot/connect', {
+      preHandler: scope.authenticate,
+      config: { rateLimit: TICKET_RATE_LIMIT },
+      schema: { tags: ['connect'], summary: 'Ticket for the machine named by packId', querystring: z.object({ packId: z.string().max(100) }), response },
+    }, async (req, reply) => ticketFor(req, reply, (req.query as { packId: string }).packId));
+
+    scope.get('/slot/connect/ws', { websocket: true }, (socket, req) => {
+      gateway.accept(socket, (req.query as Record<string, unknown>).ticket, req.log);
+    });
+
+    scope.addHook('onClose', async () => gateway.closeAll());
+  });
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
+
+/**
+ * GET /metrics in the Prometheus text format (prom-client's default registry: the gateway's metrics and whatever
+ * other modules register). Served to scrapers on this host only (loopback, not forwarded by a proxy); everyone
+ * else gets a 404. It carries counts only, no ids.
+ */
+export async function metricsPage(root: FastifyInstance): Promise<void> {
+  root.get('/metrics', { schema: { hide: true } }, async (req, reply) => {
+    const local = LOOPBACK.has(req.socket.remoteAddress ?? '') && !req.headers['x-forwarded-for'];
+    if (!local) throw new NotFound();
+    return reply.type(metricsRegistry.contentType).header('cache-control', 'no-store').send(await metricsRegistry.metrics());
+  });
+}

@@ -1,0 +1,155 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import {
+  ChangePasswordBody,
+  DisplayNameBody,
+  ForgotBody,
+  LoginBody,
+  Ok,
+  ResetBody,
+  Session,
+  SignupBody,
+  User,
+} from '@hyperdesk/contract';
+import type { Ctx } from '../../context';
+import { principalOf } from '../../app';
+import { BadRequest, HttpError } from '../../errors';
+import { authError, createIdentity, type SignedIn } from './service';
+import { isValidEmail, normalizeEmail } from './users';
+import { createLimiter, tooMany, type Limiter } from './ratelimit';
+import { SESSION_COOKIE, SESSION_COOKIE_PATH, SESSION_TTL_MS } from './sessions';
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+/**
+ * Limits (per client IP; set TRUST_PROXY behind a proxy). Failures per IP+e-mail rather than per account, so
+ * someone elsewhere cannot lock a real user out. Sign-up allows a classroom (up to 40 students) behind one NAT
+ * address; every sign-up also costs a proof-of-work captcha.
+ */
+export const IDENTITY_LIMITS = {
+  loginPerIp: { limit: 60, windowMs: MINUTE },
+  loginFailuresPerIpEmail: { limit: 10, windowMs: 15 * MINUTE },
+  signupPerIp: { limit: 50, windowMs: HOUR },
+  forgotPerIp: { limit: 10, windowMs: HOUR },
+  forgotPerEmail: { limit: 3, windowMs: HOUR },
+  resetPerIp: { limit: 20, windowMs: HOUR },
+  changePasswordFailuresPerUser: { limit: 10, windowMs: 15 * MINUTE },
+};
+
+export async function identityRoutes(app: FastifyInstance, ctx: Ctx): Promise<void> {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const identity = createIdentity({
+    db: ctx.db,
+    clock: ctx.clock,
+    tokens: ctx.tokens,
+    mailer: ctx.mailer,
+    captcha: ctx.captcha,
+    publicUrl: ctx.config.publicUrl,
+  });
+  const limit = Object.fromEntries(
+    Object.entries(IDENTITY_LIMITS).map(([k, rule]) => [k, createLimiter(ctx.clock, rule)]),
+  ) as Record<keyof typeof IDENTITY_LIMITS, Limiter>;
+
+  // Plain http only on a loopback public URL (local development); everywhere else the cookie is Secure.
+  const secure = !/^http:\/\/(localhost|127\.0\.0\.1)(:\d+)?$/.test(ctx.config.publicUrl);
+  const cookieOptions = { path: SESSION_COOKIE_PATH, httpOnly: true, sameSite: 'lax' as const, secure };
+
+  const send = (reply: FastifyReply, s: SignedIn, status = 200) => {
+    if (s.cookie) reply.setCookie(SESSION_COOKIE, s.cookie, { ...cookieOptions, maxAge: SESSION_TTL_MS / 1000 });
+    reply.header('cache-control', 'no-store');
+    return reply.status(status).send(s.session);
+  };
+  const take = (reply: FastifyReply, limiter: Limiter, key: string) => {
+    if (limiter.hit(key)) return;
+    reply.header('retry-after', String(limiter.retryAfter(key)));
+    throw tooMany(limiter.retryAfter(key));
+  };
+  const refuseIfBlocked = (reply: FastifyReply, limiter: Limiter, key: string) => {
+    if (!limiter.blocked(key)) return;
+    reply.header('retry-after', String(limiter.retryAfter(key)));
+    throw tooMany(limiter.retryAfter(key));
+  };
+  const cookieOf = (req: FastifyRequest) => req.cookies[SESSION_COOKIE];
+  const failedWith = (err: unknown, code: string) => err instanceof HttpError && err.code === code;
+
+  // A reset mail queued by a request is sent right after commit, in the background (SMTP never slows the answer).
+  const deliverSoon = () => {
+    if (ctx.mailer.sends) ctx.mailer.flush().catch((err) => ctx.log.warn({ err }, 'mail flush failed'));
+  };
+  app.addHook('onClose', async () => ctx.mailer.idle());
+
+  r.post('/auth/signup', { schema: { tags: ['auth'], body: SignupBody, response: { 201: Session } } }, async (req, reply) => {
+    take(reply, limit.signupPerIp, req.ip);
+    return send(reply, await identity.signup(req.body), 201);
+  });
+
+  r.post('/auth/login', { schema: { tags: ['auth'], body: LoginBody, response: { 200: Session } } }, async (req, reply) => {
+    const key = `${req.ip}|${req.body.email}`;
+    take(reply, limit.loginPerIp, req.ip);
+    refuseIfBlocked(reply, limit.loginFailuresPerIpEmail, key);
+    try {
+      return send(reply, await identity.login(req.body));
+    } catch (err) {
+      if (failedWith(err, 'auth/login-failed')) limit.loginFailuresPerIpEmail.hit(key);
+      throw err;
+    }
+  });
+
+  r.post('/auth/refresh', { schema: { tags: ['auth'], response: { 200: Session } } }, async (req, reply) => {
+    try {
+      return send(reply, await identity.refresh(cookieOf(req)));
+    } catch (err) {
+      reply.clearCookie(SESSION_COOKIE, cookieOptions);
+      throw err;
+    }
+  });
+
+  r.post('/auth/logout', { schema: { tags: ['auth'] } }, async (req, reply) => {
+    await identity.logout(cookieOf(req));
+    reply.clearCookie(SESSION_COOKIE, cookieOptions);
+    return reply.status(204).send();
+  });
+
+  r.post('/auth/forgot', { schema: { tags: ['auth'], body: ForgotBody, response: { 200: Ok } } }, async (req, reply) => {
+    take(reply, limit.forgotPerIp, req.ip);
+    const email = normalizeEmail(req.body.email);
+    if (!email) throw new BadRequest('Please enter your email.', 'auth/email-required');
+    if (!isValidEmail(email)) throw authError(400, 'auth/invalid-email');
+    // Over the per-address limit: the same answer, but no mail (and no hint that the address has an account).
+    const queued = limit.forgotPerEmail.hit(email) ? await identity.forgot(email) : false;
+    if (queued) deliverSoon();
+    return { ok: true as const };
+  });
+
+  r.post('/auth/reset', { schema: { tags: ['auth'], body: ResetBody, response: { 200: Ok } } }, async (req, reply) => {
+    take(reply, limit.resetPerIp, req.ip);
+    await identity.reset(req.body);
+    return { ok: true as const };
+  });
+
+  r.post(
+    '/user/password',
+    { preHandler: app.authenticate, schema: { tags: ['user'], body: ChangePasswordBody, response: { 200: Session } } },
+    async (req, reply) => {
+      const p = principalOf(req);
+      refuseIfBlocked(reply, limit.changePasswordFailuresPerUser, p.uid);
+      try {
+        return send(reply, await identity.changePassword(p, req.body));
+      } catch (err) {
+        if (failedWith(err, 'auth/password-change-failed')) limit.changePasswordFailuresPerUser.hit(p.uid);
+        throw err;
+      }
+    },
+  );
+
+  r.get('/user/me', { preHandler: app.authenticate, schema: { tags: ['user'], response: { 200: User } } }, async (req) =>
+    identity.me(principalOf(req)),
+  );
+
+  r.patch(
+    '/user/profile',
+    { preHandler: app.authenticate, schema: { tags: ['user'], body: DisplayNameBody, response: { 200: User } } },
+    async (req) => identity.updateProfile(principalOf(req), req.body.displayName),
+  );
+}

@@ -1,0 +1,105 @@
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { and, eq, isNull, ne } from 'drizzle-orm';
+import type { Queryable } from '../../db/client';
+import { sessions } from '../../db/schema/index';
+
+/** Refresh sessions: the httpOnly cookie holds `<sessionId>.<secret>`; the database keeps only sha256(secret). */
+export const SESSION_COOKIE = 'hd_session';
+export const SESSION_COOKIE_PATH = '/v1/auth';
+export const SESSION_TTL_MS = 30 * 24 * 60 * 60_000;
+/** How long the previous secret still works after a rotation (two tabs refreshing at once share one cookie jar). */
+export const ROTATION_GRACE_MS = 60_000;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+const newSecret = () => randomBytes(32).toString('base64url');
+
+function sameHash(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'hex');
+  const y = Buffer.from(b, 'hex');
+  return x.length === y.length && x.length > 0 && timingSafeEqual(x, y);
+}
+
+export function parseCookie(value: string | undefined): { id: string; secret: string } | null {
+  if (!value || value.length > 200) return null;
+  const dot = value.indexOf('.');
+  const id = value.slice(0, dot);
+  const secret = value.slice(dot + 1);
+  return dot > 0 && UUID.test(id) && secret.length >= 16 ? { id, secret } : null;
+}
+
+export interface IssuedSession {
+  id: string;
+  cookie: string;
+}
+
+export async function createSession(q: Queryable, userId: string, now: Date): Promise<IssuedSession> {
+  const id = randomUUID();
+  const secret = newSecret();
+  await q.insert(sessions).values({
+    id,
+    userId,
+    secretHash: sha256(secret),
+    createdAt: now,
+    expiresAt: new Date(now.getTime() + SESSION_TTL_MS),
+  });
+  return { id, cookie: `${id}.${secret}` };
+}
+
+export type RefreshOutcome =
+  | { ok: true; userId: string; sessionId: string; cookie: string | null }
+  | { ok: false };
+
+/**
+ * Checks a cookie and rotates its secret. The current secret rotates (new cookie); the previous one within the grace
+ * period answers without a new cookie; the previous one after that means the cookie was copied (or replayed), so
+ * the session is revoked.
+ */
+export async function useSession(q: Queryable, value: string | undefined, now: Date): Promise<RefreshOutcome> {
+  const parsed = parseCookie(value);
+  if (!parsed) return { ok: false };
+  const [row] = await q.select().from(sessions).where(eq(sessions.id, parsed.id));
+  if (!row || row.revokedAt || row.expiresAt <= now) return { ok: false };
+  const presented = sha256(parsed.secret);
+  if (sameHash(presented, row.secretHash)) {
+    const secret = newSecret();
+    const rotated = await q
+      .update(sessions)
+      .set({
+        secretHash: sha256(secret),
+        prevSecretHash: presented,
+        rotatedAt: now,
+        expiresAt: new Date(now.getTime() + SESSION_TTL_MS),
+      })
+      .where(and(eq(sessions.id, row.id), eq(sessions.secretHash, presented), isNull(sessions.revokedAt)))
+      .returning({ id: sessions.id });
+    // Lost a race with a parallel refresh of the same cookie: that one set the new cookie; answer a token only.
+    return { ok: true, userId: row.userId, sessionId: row.id, cookie: rotated.length ? `${row.id}.${secret}` : null };
+  }
+  if (!row.prevSecretHash || !sameHash(presented, row.prevSecretHash)) return { ok: false };
+  if (row.rotatedAt && now.getTime() - row.rotatedAt.getTime() < ROTATION_GRACE_MS) {
+    return { ok: true, userId: row.userId, sessionId: row.id, cookie: null };
+  }
+  await q.update(sessions).set({ revokedAt: now }).where(and(eq(sessions.id, row.id), isNull(sessions.revokedAt)));
+  return { ok: false };
+}
+
+/** Revokes the session the cookie names, if the cookie's secret (current or previous) matches. */
+export async function revokeByCookie(q: Queryable, value: string | undefined, now: Date): Promise<boolean> {
+  const parsed = parseCookie(value);
+  if (!parsed) return false;
+  const [row] = await q.select().from(sessions).where(eq(sessions.id, parsed.id));
+  if (!row) return false;
+  const h = sha256(parsed.secret);
+  if (!sameHash(h, row.secretHash) && !(row.prevSecretHash && sameHash(h, row.prevSecretHash))) return false;
+  await q.update(sessions).set({ revokedAt: now }).where(and(eq(sessions.id, row.id), isNull(sessions.revokedAt)));
+  return true;
+}
+
+/** Revokes every live session of a user, except `keep` when given. */
+export async function revokeUserSessions(q: Queryable, userId: string, now: Date, keep?: string): Promise<void> {
+  const where = [eq(sessions.userId, userId), isNull(sessions.revokedAt)];
+  if (keep) where.push(ne(sessions.id, keep));
+  await q.update(sessions).set({ revokedAt: now }).where(and(...where));
+}

@@ -1,0 +1,79 @@
+import { SignJWT, jwtVerify, generateKeyPair, exportJWK, importJWK, createLocalJWKSet, type JWK } from 'jose';
+import { randomUUID } from 'node:crypto';
+import { desc } from 'drizzle-orm';
+import type { Db } from '../../db/client';
+import { signingKeys } from '../../db/schema/index';
+import type { Clock } from '../../lib/clock';
+import { Unauthorized } from '../../errors';
+
+export const ID_TOKEN_TTL_SECONDS = 15 * 60;
+const ISSUER = 'hyperdesk';
+const AUDIENCE = 'hyperdesk';
+const ALG = 'ES256';
+
+/** What a verified id token tells the server about its caller. */
+export interface Principal {
+  uid: string;
+  email: string;
+  name: string;
+  instructor: boolean;
+  admin: boolean;
+}
+
+export interface Tokens {
+  sign(p: Principal): Promise<string>;
+  verify(token: string): Promise<Principal>;
+  jwks(): { keys: JWK[] };
+}
+
+/** Loads the signing key from the database, generating it on first start (concurrent starts agree on one). */
+export async function createTokens(db: Db, clock: Clock): Promise<Tokens> {
+  let rows = await db.select().from(signingKeys).orderBy(desc(signingKeys.createdAt));
+  if (rows.length === 0) {
+    const { privateKey, publicKey } = await generateKeyPair(ALG, { extractable: true });
+    const kid = randomUUID();
+    const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: ALG };
+    const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: ALG, use: 'sig' };
+    await db.insert(signingKeys).values({ kid, privateJwk, publicJwk }).onConflictDoNothing();
+    rows = await db.select().from(signingKeys).orderBy(desc(signingKeys.createdAt));
+  }
+  const current = rows[0]!;
+  const privateKey = await importJWK(current.privateJwk as JWK, ALG);
+  const publicKeys = rows.map((r) => r.publicJwk as JWK);
+  const keySet = createLocalJWKSet({ keys: publicKeys });
+
+  return {
+    async sign(p) {
+      const now = Math.floor(clock.now().getTime() / 1000);
+      return new SignJWT({ email: p.email, name: p.name, instructor: p.instructor, admin: p.admin })
+        .setProtectedHeader({ alg: ALG, kid: current.kid, typ: 'JWT' })
+        .setSubject(p.uid)
+        .setIssuer(ISSUER)
+        .setAudience(AUDIENCE)
+        .setIssuedAt(now)
+        .setExpirationTime(now + ID_TOKEN_TTL_SECONDS)
+        .sign(privateKey);
+    },
+    async verify(token) {
+      try {
+        const { payload } = await jwtVerify(token, keySet, {
+          issuer: ISSUER,
+          audience: AUDIENCE,
+          algorithms: [ALG],
+          currentDate: clock.now(),
+        });
+        if (typeof payload.sub !== 'string' || typeof payload.email !== 'string') throw new Error('claims');
+        return {
+          uid: payload.sub,
+          email: payload.email,
+          name: typeof payload.name === 'string' ? payload.name : '',
+          instructor: payload.instructor === true,
+          admin: payload.admin === true,
+        };
+      } catch {
+        throw new Unauthorized('Your session has expired. Please log in again.', 'auth/invalid-token');
+      }
+    },
+    jwks: () => ({ keys: publicKeys }),
+  };
+}

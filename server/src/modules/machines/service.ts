@@ -1,0 +1,115 @@
+import { and, eq, inArray, or, sql } from 'drizzle-orm';
+import type { Database, Queryable } from '../../db/client';
+import { machines } from '../../db/schema/index';
+import type { Clock } from '../../lib/clock';
+import type { Job } from '../../context';
+import type { Ledger } from '../ledger/service';
+import { audienceOf, type Events } from './events';
+import { createMetering, type Metering } from './metering';
+import { createReconciler, type Reconciler, type ReconcilerDeps } from './reconciler';
+import type { Endpoint, MachineProvider } from './providers/types';
+
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** ctx.machines: what other domains call. Callers check ownership and hours before asking for a start. */
+export interface Machines {
+  /** desired=running; offline machines become processing (processing_since=now, stop_reason cleared). */
+  requestStart(q: Queryable, machineIds: string[]): Promise<void>;
+  /** desired=stopped, with the reason the dashboard shows when the machine stopped on its own. */
+  requestStop(q: Queryable, machineIds: string[], reason?: string): Promise<void>;
+  /** Where the gateway reaches the desktop; only while the machine is online. */
+  endpointOf(machineId: string): Promise<Endpoint | null>;
+  provider: MachineProvider;
+  reconciler: Reconciler;
+  metering: Metering;
+  /** Ends the loops and releases the leader lock (desktops keep running; the next server adopts them). */
+  close(): Promise<void>;
+}
+
+export interface MachinesDeps {
+  database: Database;
+  clock: Clock;
+  log: ReconcilerDeps['log'];
+  ledger: Ledger;
+  events: Events;
+  provider: MachineProvider;
+  startTimeoutMs?: number;
+}
+
+export function createMachines(deps: MachinesDeps): { machines: Machines; jobs: Job[] } {
+  const { database, clock, events, provider } = deps;
+  const db = database.db;
+
+  /** After the caller's transaction had a moment to commit: wake the reconciler and tell the dashboards. */
+  const announce = (ids: string[]) => {
+    setTimeout(() => {
+      reconciler.kick();
+      void Promise.all(ids.map((id) => audienceOf(db, id)))
+        .then((lists) => events.publish(lists.flat(), { type: 'balance' }))
+        .catch((err) => deps.log.warn({ err }, 'could not announce a machine request'));
+    }, 30);
+  };
+
+  const requestStop = async (q: Queryable, machineIds: string[], reason?: string) => {
+    const ids = machineIds.filter((id) => UUID.test(id));
+    if (!ids.length) return;
+    const changed = await q
+      .update(machines)
+      .set({ desired: 'stopped', stopReason: reason ?? null, updatedAt: clock.now() })
+      .where(and(inArray(machines.id, ids), eq(machines.desired, 'running')))
+      .returning({ id: machines.id });
+    if (changed.length) announce(changed.map((r) => r.id));
+  };
+
+  const metering = createMetering({ db, ledger: deps.ledger, clock, log: deps.log, stop: (ids, reason) => requestStop(db, ids, reason) });
+  const reconciler = createReconciler({
+    database,
+    clock,
+    log: deps.log,
+    provider,
+    events,
+    settle: metering.settle,
+    startTimeoutMs: deps.startTimeoutMs,
+  });
+  const meterJob: Job = {
+    ...metering.job,
+    // Every server could meter safely (debits are idempotent); the leader does it so the work is done once.
+    runOnce: async () => {
+      if (reconciler.isLeader()) await metering.runOnce();
+    },
+  };
+
+  const machinesService: Machines = {
+    async requestStart(q, machineIds) {
+      const ids = machineIds.filter((id) => UUID.test(id));
+      if (!ids.length) return;
+      const now = clock.now();
+      const offline = sql`${machines.observed} = 'offline'`;
+      const changed = await q
+        .update(machines)
+        .set({
+          desired: 'running',
+          observed: sql`case when ${offline} then 'processing' else ${machines.observed} end`,
+          processingSince: sql`case when ${offline} then ${now.toISOString()}::timestamptz else ${machines.processingSince} end`,
+          stopReason: sql`case when ${offline} then null else ${machines.stopReason} end`,
+          updatedAt: now,
+        })
+        .where(and(inArray(machines.id, ids), or(eq(machines.desired, 'stopped'), eq(machines.observed, 'offline'))))
+        .returning({ id: machines.id });
+      if (changed.length) announce(changed.map((r) => r.id));
+    },
+    requestStop,
+    async endpointOf(machineId) {
+      if (!UUID.test(machineId)) return null;
+      const [row] = await db.select({ observed: machines.observed }).from(machines).where(eq(machines.id, machineId));
+      if (row?.observed !== 'online') return null;
+      const d = await provider.describe(machineId);
+      return d.state === 'running' ? (d.endpoint ?? null) : null;
+    },
+    provider,
+    reconciler,
+    metering,
+    close: () => reconciler.close(),
+  };
+  return { machines: machinesService, jobs: [reconciler.job, meterJob] };
+}

@@ -1,0 +1,48 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Ctx } from './context';
+import type { AppDeps } from './app';
+import { systemClock } from './lib/clock';
+import { createTokens } from './modules/identity/tokens';
+import { createLedger, ledgerExpiryJob } from './modules/ledger/service';
+import { createCatalog } from './modules/catalog/service';
+import { createBilling } from './modules/billing/service';
+import { createMailer, smtpTransport } from './modules/mail/service';
+import { createAltchaCaptcha } from './modules/captcha/service';
+import { identityCleanupJob } from './modules/identity/cleanup';
+import { createMachines } from './modules/machines/service';
+import { createCoursesService } from './modules/courses/service';
+import { createEvents } from './modules/machines/events';
+import { createMachineProvider } from './modules/machines/providers/registry';
+import type { MachineProvider } from './modules/machines/providers/types';
+import { createConnect } from './modules/connect/service';
+
+/** Builds every service once, in dependency order (house rule 1: factories receiving only what they use). */
+export async function createContext(deps: AppDeps, log: FastifyBaseLogger): Promise<Ctx> {
+  const clock = deps.clock ?? systemClock;
+  const db = deps.database.db;
+  const tokens = await createTokens(db, clock);
+  const mailer = createMailer({
+    database: deps.database,
+    clock,
+    log,
+    from: deps.config.MAIL_FROM,
+    transport: deps.config.SMTP_URL ? smtpTransport(deps.config.SMTP_URL) : null,
+  });
+  const captcha = await createAltchaCaptcha(db, clock);
+  const ledger = createLedger(db);
+  const catalog = createCatalog(db);
+  const billing = await createBilling({ db, clock, config: deps.config, log, ledger, overrides: deps.overrides });
+  const events = createEvents();
+  const provider = (deps.overrides?.machineProvider as MachineProvider | undefined) ?? createMachineProvider(deps.config, log);
+  const machines = createMachines({ database: deps.database, clock, log, ledger, events, provider });
+  const connect = createConnect({ db, clock, log, idleStopMinutes: deps.config.IDLE_STOP_MINUTES, machines: machines.machines, ledger, events });
+  const courses = createCoursesService({ db, clock, publicUrl: deps.config.publicUrl, ledger, machines: machines.machines, events, mailer, billing });
+  const ctx: Ctx = { config: deps.config, database: deps.database, db, clock, log, tokens, mailer, captcha, ledger, catalog, billing, machines: machines.machines, events, connect, courses, jobs: [] };
+  ctx.jobs.push(courses.job());
+  ctx.jobs.push(connect.idleJob);
+  ctx.jobs.push(...machines.jobs);
+  ctx.jobs.push(ledgerExpiryJob(ledger, clock), ...billing.jobs);
+  ctx.jobs.push(identityCleanupJob(db, clock));
+  if (mailer.sends) ctx.jobs.push({ name: 'mail', intervalMs: 10_000, runOnce: async () => void (await mailer.flush()) });
+  return ctx;
+}

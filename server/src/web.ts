@@ -1,0 +1,28 @@
+import type { FastifyInstance } from 'fastify';
+import fastifyStatic from '@fastify/static';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const WEB_DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../web/dist');
+
+/** Serves the built SPA (when web/dist exists); unknown non-API GETs get index.html so client routes work on reload. */
+export async function serveWeb(app: FastifyInstance): Promise<void> {
+  const built = existsSync(path.join(WEB_DIST, 'index.html'));
+  if (built) await app.register(fastifyStatic, {
+    root: WEB_DIST,
+    wildcard: false,
+    preCompressed: true,
+    setHeaders: (res, file) => {
+      if (file.includes(`${path.sep}assets${path.sep}`)) res.header('cache-control', 'public, max-age=31536000, immutable');
+      else res.header('cache-control', 'no-cache');
+    },
+  });
+  app.setNotFoundHandler((req, reply) => {
+    const isApi = req.url.startsWith('/v1') || req.url.startsWith('/.well-known');
+    if (built && req.method === 'GET' && !isApi && !path.extname(req.url.split('?')[0] ?? '')) {
+      return reply.type('text/html').header('cache-control', 'no-cache').sendFile('index.html');
+    }
+    return reply.status(404).send({ statusCode: 404, error: 'Not Found', message: 'Not found.', reqId: String(req.id) });
+  });
+}

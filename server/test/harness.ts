@@ -1,0 +1,91 @@
+import pg from 'pg';
+import { randomBytes } from 'node:crypto';
+import { loadConfig, type Config } from '../src/config';
+import { openDatabase, type Database } from '../src/db/client';
+import { migrate } from '../src/db/migrate';
+import { buildApp, type AppDeps } from '../src/app';
+import type { Clock } from '../src/lib/clock';
+
+/**
+ * A fresh database for one test file: PGlite in memory by default, or a new throw-away database on the
+ * PostgreSQL server named by DATABASE_URL (so test files run in parallel without seeing each other's rows).
+ */
+export async function freshDatabase(): Promise<{ database: Database; url?: string; drop(): Promise<void> }> {
+  const adminUrl = process.env.DATABASE_URL;
+  if (!adminUrl) {
+    const database = await openDatabase({ dataDir: 'memory://' });
+    await migrate(database);
+    return { database, drop: async () => database.close() };
+  }
+  const name = `hd_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const database = await openDatabase({ databaseUrl: url.toString() });
+  await migrate(database);
+  return {
+    database,
+    url: url.toString(),
+    drop: async () => {
+      await database.close();
+      const a = new pg.Client({ connectionString: adminUrl });
+      await a.connect();
+      await a.query(`drop database if exists ${name} with (force)`);
+      await a.end();
+    },
+  };
+}
+
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({ PORT: '0', DATA_DIR: 'memory://', LOG_LEVEL: 'silent', ...env } as NodeJS.ProcessEnv);
+}
+
+export interface TestServer {
+  base: string;
+  app: Awaited<ReturnType<typeof buildApp>>;
+  database: Database;
+  config: Config;
+  /** JSON request helper: returns status, parsed body and headers. */
+  call(method: string, path: string, opts?: { body?: unknown; token?: string; headers?: Record<string, string>; raw?: string }): Promise<{ status: number; body: any; headers: Headers }>;
+  close(): Promise<void>;
+}
+
+/** Builds the app with the same buildApp as production and serves it over real HTTP on a free port. */
+export async function startTestServer(opts: { clock?: Clock; env?: Record<string, string>; overrides?: AppDeps['overrides'] } = {}): Promise<TestServer> {
+  const { database, drop } = await freshDatabase();
+  const config = testConfig(opts.env);
+  const app = await buildApp({ config, database, clock: opts.clock, logger: false, overrides: opts.overrides });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+  return {
+    base,
+    app,
+    database,
+    config,
+    async call(method, path, o = {}) {
+      const headers: Record<string, string> = { ...(o.headers ?? {}) };
+      if (o.token) headers.idtoken = o.token;
+      let body: string | undefined = o.raw;
+      if (o.body !== undefined) {
+        body = JSON.stringify(o.body);
+        headers['content-type'] = 'application/json';
+      } else if (o.raw !== undefined && !headers['content-type']) headers['content-type'] = 'application/json';
+      const res = await fetch(base + path, { method, headers, body });
+      const text = await res.text();
+      let parsed: unknown = text;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        /* not JSON */
+      }
+      return { status: res.status, body: parsed, headers: res.headers };
+    },
+    async close() {
+      await app.close();
+      await drop();
+    },
+  };
+}

@@ -1,0 +1,62 @@
+import { lazy, Suspense, type ReactNode } from 'react';
+import { BrowserRouter, Navigate, Route, Routes } from 'react-router';
+import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { AuthProvider, useAuth } from './auth/AuthProvider';
+import { Spinner } from './components/Spinner';
+import Landing from './pages/Landing';
+
+// The landing page ships in the entry chunk (no extra round trip before its first paint at 2 Mbps); every other
+// page is its own chunk, so the landing page loads only what it shows (issue 8 size budget).
+const Product = lazy(() => import('./pages/Product'));
+const Legal = lazy(() => import('./pages/Legal'));
+const Faqs = lazy(() => import('./pages/Faqs'));
+const ResetPassword = lazy(() => import('./pages/ResetPassword'));
+const Dashboard = lazy(() => import('./pages/Dashboard'));
+const Welcome = lazy(() => import('./pages/Welcome'));
+const Setup = lazy(() => import('./pages/Setup'));
+const Profile = lazy(() => import('./pages/Profile'));
+const Success = lazy(() => import('./pages/Success'));
+const Failed = lazy(() => import('./pages/Failed'));
+const Connect = lazy(() => import('./pages/Connect'));
+
+const queryClient = new QueryClient({ defaultOptions: { queries: { retry: 1, refetchOnWindowFocus: true } } });
+
+/** Signed-out visitors to a signed-in-only route go to / (spec §2). */
+function RequireAuth({ children }: { children: ReactNode }) {
+  const { status } = useAuth();
+  if (status === 'loading') return <Spinner label="Loading" center />;
+  if (status === 'signedOut') return <Navigate to="/" replace />;
+  return <>{children}</>;
+}
+
+export function App() {
+  return (
+    <QueryClientProvider client={queryClient}>
+      <AuthProvider>
+        <BrowserRouter>
+          <Suspense fallback={<Spinner label="Loading" center />}>
+            <Routes>
+              <Route path="/" element={<Landing />} />
+              <Route path="/HyperRender" element={<Product name="HyperRender" />} />
+              <Route path="/SwiftShader" element={<Product name="SwiftShader" />} />
+              <Route path="/terms" element={<Legal page="terms" />} />
+              <Route path="/privacy" element={<Legal page="privacy" />} />
+              <Route path="/refund-policy" element={<Legal page="refund" />} />
+              <Route path="/about" element={<Legal page="about" />} />
+              <Route path="/faqs" element={<Faqs />} />
+              <Route path="/reset-password" element={<ResetPassword />} />
+              <Route path="/dashboard" element={<RequireAuth><Dashboard /></RequireAuth>} />
+              <Route path="/welcome" element={<RequireAuth><Welcome /></RequireAuth>} />
+              <Route path="/setup" element={<RequireAuth><Setup /></RequireAuth>} />
+              <Route path="/profile" element={<RequireAuth><Profile /></RequireAuth>} />
+              <Route path="/success" element={<RequireAuth><Success /></RequireAuth>} />
+              <Route path="/failed" element={<RequireAuth><Failed /></RequireAuth>} />
+              <Route path="/connect" element={<RequireAuth><Connect /></RequireAuth>} />
+              <Route path="*" element={<Navigate to="/" replace />} />
+            </Routes>
+          </Suspense>
+        </BrowserRouter>
+      </AuthProvider>
+    </QueryClientProvider>
+  );
+}

@@ -1,0 +1,60 @@
+import { useState, type FormEvent } from 'react';
+import { useNavigate } from 'react-router';
+import { AUTH_MESSAGES } from '@hyperdesk/contract';
+import { ApiError } from '../api/http';
+import { signIn } from '../auth/actions';
+import { closeAuthDialog, openAuthDialog } from '../auth/dialogs';
+import { Dialog } from './Dialog';
+import { FormMessage } from './FormMessage';
+import { PasswordField, TextField } from './PasswordField';
+import { Spinner } from './Spinner';
+import styles from './forms.module.css';
+
+/** Login popup (spec §2, §5: no client-side checks; §8 failure message). */
+export function LoginDialog({ open, onOpenChange }: { open: boolean; onOpenChange(open: boolean): void }) {
+  const navigate = useNavigate();
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    if (busy) return;
+    setError('');
+    setBusy(true);
+    try {
+      await signIn(email.trim(), password);
+      closeAuthDialog();
+      navigate('/dashboard');
+    } catch (err) {
+      setError(err instanceof ApiError && err.status === 429 ? err.message : AUTH_MESSAGES['auth/login-failed']);
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Dialog open={open} onOpenChange={onOpenChange} title="Login" description="Welcome back! Sign in to manage your cloud machines.">
+      <form className={styles.form} onSubmit={submit} noValidate>
+        <TextField label="Email" type="email" name="email" autoComplete="username" value={email} onChange={(e) => setEmail(e.target.value)} maxLength={254} />
+        <PasswordField label="Password" name="password" autoComplete="current-password" value={password} onChange={(e) => setPassword(e.target.value)} maxLength={200} />
+        <div className={styles.rowEnd}>
+          <button type="button" className={styles.linkButton} onClick={() => openAuthDialog('forgot')}>
+            Forgot Password
+          </button>
+        </div>
+        <FormMessage>{error}</FormMessage>
+        <button type="submit" className={styles.submit} disabled={busy}>
+          {busy ? <Spinner small label="Logging in" /> : null}
+          Login
+        </button>
+        <p className={styles.switch}>
+          Don&apos;t have an account?{' '}
+          <button type="button" className={styles.linkButton} onClick={() => openAuthDialog('signup')}>
+            Sign Up
+          </button>
+        </p>
+      </form>
+    </Dialog>
+  );
+}

@@ -1,0 +1,157 @@
+import { useEffect, useState, type ReactNode } from 'react';
+import { Link } from 'react-router';
+import { Spinner } from '../../components/Spinner';
+import type { Phase } from './desktop';
+import styles from './Connect.module.css';
+
+const START_PROMISE_MS = 5 * 60_000;
+
+export interface StatusScreenProps {
+  machineName: string;
+  phase: Exclude<Phase, { kind: 'connected' }>;
+  /** From the balance entry: when the current start began, and why the machine last stopped. */
+  processingSince: string | null;
+  stopReason: string | null;
+  idleStopMinutes: number | null;
+  onRetry(): void;
+}
+
+function Screen({ title, children, busy = false, tone = 'info' }: { title: string; children?: ReactNode; busy?: boolean; tone?: 'info' | 'warn' }) {
+  return (
+    <section className={styles.screenCard} data-tone={tone} aria-live="polite" aria-busy={busy}>
+      {busy ? <Spinner label={title} /> : null}
+      <h2 className={styles.screenTitle}>{title}</h2>
+      {children}
+    </section>
+  );
+}
+
+const Dashboard = () => (
+  <Link className={styles.secondary} to="/dashboard">
+    Go to Dashboard
+  </Link>
+);
+
+/** The 5-minute start promise as a countdown in 60-second steps (spec §4, §9). */
+function StartCountdown({ since }: { since: string | null }) {
+  const [seenAt] = useState(() => Date.now());
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(t);
+  }, []);
+  const began = since ? new Date(since).getTime() : seenAt;
+  const minutes = Math.ceil((began + START_PROMISE_MS - now) / 60_000);
+  return (
+    <p className={styles.countdown} data-testid="countdown">
+      {minutes > 0 ? `Ready in about ${minutes} minute${minutes === 1 ? '' : 's'}.` : 'Almost ready…'}
+    </p>
+  );
+}
+
+/** Every state of the connect tab other than a live desktop, each with a way forward. */
+export function StatusScreen({ machineName, phase, processingSince, stopReason, idleStopMinutes, onRetry }: StatusScreenProps) {
+  const retry = (label = 'Try again') => (
+    <button type="button" className={styles.primary} onClick={onRetry}>
+      {label}
+    </button>
+  );
+  switch (phase.kind) {
+    case 'connecting':
+      return <Screen title={`Connecting to ${machineName}…`} busy />;
+    case 'reconnecting':
+      return (
+        <Screen title="Connection lost" busy>
+          <p>Reconnecting in {phase.inSeconds} s (attempt {phase.attempt})…</p>
+          <div className={styles.buttons}>{retry('Reconnect now')}</div>
+        </Screen>
+      );
+    case 'starting':
+      return (
+        <Screen title="Your machine is starting" busy>
+          <StartCountdown since={processingSince} />
+          <p>This tab connects by itself as soon as it is ready.</p>
+        </Screen>
+      );
+    case 'offline':
+      return (
+        <Screen title="Your machine is offline" tone="warn">
+          {stopReason ? <p className={styles.reason}>{stopReason}</p> : null}
+          <p>Start it from your dashboard, then connect again.</p>
+          <div className={styles.buttons}>
+            {retry()}
+            <Dashboard />
+          </div>
+        </Screen>
+      );
+    case 'hours-exhausted':
+      return (
+        <Screen title="You're out of hours" tone="warn">
+          <p className={styles.reason}>{phase.reason ?? stopReason ?? 'This machine has no runtime hours left.'}</p>
+          <p>You can top up anytime in case you run out.</p>
+          <div className={styles.buttons}>
+            <Link className={styles.primary} to="/setup">
+              Top up hours
+            </Link>
+            <Dashboard />
+          </div>
+        </Screen>
+      );
+    case 'refused':
+      return (
+        <Screen title="Can't connect to this machine" tone="warn">
+          <p>{phase.message}</p>
+          <div className={styles.buttons}>
+            <Dashboard />
+          </div>
+        </Screen>
+      );
+    case 'stopped':
+      return (
+        <Screen title="Your machine was stopped" tone="warn">
+          <p className={styles.reason}>{phase.reason}</p>
+          <p>Your files are kept. Start it again from your dashboard.</p>
+          <div className={styles.buttons}>
+            <Dashboard />
+            {retry('Reconnect')}
+          </div>
+        </Screen>
+      );
+    case 'disconnected':
+      return (
+        <Screen title="You're disconnected">
+          <p>
+            Your machine keeps running and using hours
+            {idleStopMinutes ? `; it stops by itself after ${idleStopMinutes} minutes without use` : ''}. Stop it from
+            your dashboard when you're done.
+          </p>
+          <div className={styles.buttons}>
+            {retry('Reconnect')}
+            <Dashboard />
+          </div>
+        </Screen>
+      );
+    case 'failed':
+      return (
+        <Screen title="Connection failed" tone="warn">
+          <p>{phase.message}</p>
+          <div className={styles.buttons}>
+            {retry()}
+            <Dashboard />
+          </div>
+        </Screen>
+      );
+  }
+}
+
+/** A fragment that is not a connect payload: nothing to connect to. */
+export function BadLinkScreen() {
+  return (
+    <Screen title="This connection link is not valid" tone="warn">
+      <p>Open your machine with the Connect button on your dashboard.</p>
+      <div className={styles.buttons}>
+        <Dashboard />
+      </div>
+    </Screen>
+  );
+}

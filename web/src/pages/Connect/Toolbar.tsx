@@ -1,0 +1,73 @@
+import { formatHours } from '../../lib/format';
+import type { Phase } from './desktop';
+import styles from './Connect.module.css';
+
+export interface ToolbarProps {
+  machineName: string;
+  phase: Phase;
+  /** Hours left on the machine; undefined while loading, null when unknown. */
+  hoursLeft: number | null | undefined;
+  rttMs: number | null;
+  bitsPerSecond: number;
+  fullScreen: boolean;
+  clipboardOpen: boolean;
+  onToggleClipboard(): void;
+  onToggleFullScreen(): void;
+  onDisconnect(): void;
+}
+
+/** Round trips past 100 ms are noticeable when typing, past 250 ms sluggish. (The rate shown beside is what the
+ *  desktop currently sends, not what the link could carry, so it does not rate the link.) */
+export function qualityOf(rttMs: number | null): 'good' | 'fair' | 'poor' | 'unknown' {
+  if (rttMs === null) return 'unknown';
+  if (rttMs > 250) return 'poor';
+  if (rttMs > 100) return 'fair';
+  return 'good';
+}
+
+export function formatRate(bitsPerSecond: number): string {
+  if (bitsPerSecond >= 1_000_000) return `${(bitsPerSecond / 1_000_000).toFixed(1)} Mbps`;
+  return `${Math.round(bitsPerSecond / 1000)} kbps`;
+}
+
+const statusText: Partial<Record<Phase['kind'], string>> = {
+  connecting: 'Connecting…',
+  connected: 'Connected',
+  reconnecting: 'Reconnecting…',
+  starting: 'Starting…',
+};
+
+export function Toolbar(p: ToolbarProps) {
+  const connected = p.phase.kind === 'connected';
+  const quality = qualityOf(p.rttMs);
+  return (
+    <header className={styles.toolbar}>
+      <div className={styles.identity}>
+        <h1 className={styles.name} title={p.machineName}>{p.machineName}</h1>
+        <span className={styles.status} data-phase={p.phase.kind}>{statusText[p.phase.kind] ?? 'Not connected'}</span>
+      </div>
+      <div className={styles.meters}>
+        <span className={styles.hours} data-testid="hours-left">
+          {p.hoursLeft === undefined ? 'Loading hours…' : p.hoursLeft === null ? '' : `${formatHours(p.hoursLeft)} hours left`}
+        </span>
+        {connected ? (
+          <span className={styles.quality} data-quality={quality} data-testid="quality" aria-label={`Connection quality: ${quality}`}>
+            <span className={styles.dot} aria-hidden="true" />
+            {p.rttMs === null ? 'Measuring…' : `${p.rttMs} ms · ${formatRate(p.bitsPerSecond)}`}
+          </span>
+        ) : null}
+      </div>
+      <div className={styles.actions}>
+        <button type="button" className={styles.tool} aria-pressed={p.clipboardOpen} onClick={p.onToggleClipboard} disabled={!connected}>
+          Clipboard
+        </button>
+        <button type="button" className={styles.tool} onClick={p.onToggleFullScreen}>
+          {p.fullScreen ? 'Exit full screen' : 'Full screen'}
+        </button>
+        <button type="button" className={`${styles.tool} ${styles.danger}`} onClick={p.onDisconnect} disabled={!connected && p.phase.kind !== 'reconnecting'}>
+          Disconnect
+        </button>
+      </div>
+    </header>
+  );
+}

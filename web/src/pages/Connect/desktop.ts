@@ -1,0 +1,245 @@
+import type RFB from '@novnc/novnc';
+import { GATEWAY_CLOSE, type GatewayServerMessage } from '@hyperdesk/contract';
+import { ApiError } from '../../api/http';
+import { activeMessage, gatewayUrl, parseGatewayMessage, pingMessage, requestTicket } from '../../api/connect';
+
+export type Phase =
+  | { kind: 'connecting'; attempt: number }
+  | { kind: 'connected' }
+  | { kind: 'reconnecting'; attempt: number; inSeconds: number }
+  | { kind: 'starting' }
+  | { kind: 'offline'; reason: string | null }
+  | { kind: 'hours-exhausted'; reason: string | null }
+  | { kind: 'refused'; message: string }
+  | { kind: 'stopped'; reason: string }
+  | { kind: 'disconnected' }
+  | { kind: 'failed'; message: string };
+
+export interface DesktopState {
+  phase: Phase;
+  rttMs: number | null;
+  bitsPerSecond: number;
+  /** Set while the gateway warns that the machine stops soon for lack of use. */
+  idleStopAt: string | null;
+  idleStopMinutes: number | null;
+  remoteClipboard: string;
+}
+
+const MAX_RETRIES = 8;
+const STARTING_RETRY_MS = 10_000;
+const PING_MS = 2_000;
+const REFUSED = "We couldn't open this machine for you. It may belong to someone else, or the link is out of date.";
+
+type Stopped = Extract<GatewayServerMessage, { type: 'stopped' }>;
+
+// noVNC is big: only the connect tab loads it, once.
+let rfbModule: Promise<typeof RFB> | null = null;
+const loadRfb = () =>
+  (rfbModule ??= import('@novnc/novnc')
+    .then((m) => m.default)
+    .catch((err: unknown) => {
+      rfbModule = null; // a failed chunk load is retried by the next attempt
+      throw err;
+    }));
+
+/**
+ * One desktop connection in a connect tab: ticket → gateway WebSocket → noVNC, automatic reconnects with backoff
+ * (a new ticket each time), connection quality, idle warnings and the clear end states. Plain TypeScript; the page
+ * renders `state` through `onChange`.
+ */
+export class DesktopConnection {
+  state: DesktopState = { phase: { kind: 'connecting', attempt: 1 }, rttMs: null, bitsPerSecond: 0, idleStopAt: null, idleStopMinutes: null, remoteClipboard: '' };
+  private gen = 0;
+  private failures = 0;
+  private refusedTickets = 0;
+  private rfb: RFB | null = null;
+  private ws: WebSocket | null = null;
+  private timers: ReturnType<typeof setInterval>[] = [];
+  private retry: ReturnType<typeof setTimeout> | null = null;
+  private bytes = 0;
+  private stopped: Stopped | null = null;
+  private userClosed = false;
+
+  constructor(
+    private readonly url: string,
+    private readonly target: HTMLElement,
+    private readonly onChange: (s: DesktopState) => void,
+  ) {}
+
+  start(): void {
+    void this.attempt();
+  }
+
+  /** Ends the session on purpose (no reconnect). */
+  disconnect(): void {
+    this.userClosed = true;
+    this.teardown();
+    this.set({ phase: { kind: 'disconnected' }, idleStopAt: null });
+  }
+
+  /** A fresh start after an end state or a manual disconnect. */
+  reconnect(): void {
+    this.failures = 0;
+    this.refusedTickets = 0;
+    void this.attempt();
+  }
+
+  paste(text: string): void {
+    this.rfb?.clipboardPasteFrom(text);
+    this.rfb?.focus();
+  }
+
+  /** The answer to 'Still there?': counts as input on the gateway. */
+  stillHere(): void {
+    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(activeMessage());
+    this.set({ idleStopAt: null });
+    this.rfb?.focus();
+  }
+
+  focus(): void {
+    this.rfb?.focus();
+  }
+
+  destroy(): void {
+    this.gen++;
+    this.userClosed = true;
+    this.teardown();
+  }
+
+  private set(patch: Partial<DesktopState>): void {
+    this.state = { ...this.state, ...patch };
+    this.onChange(this.state);
+  }
+
+  private teardown(): void {
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = null;
+    this.timers.forEach(clearInterval);
+    this.timers = [];
+    const rfb = this.rfb;
+    this.rfb = null;
+    this.ws = null;
+    try {
+      rfb?.disconnect();
+    } catch {
+      /* already gone */
+    }
+  }
+
+  private async attempt(): Promise<void> {
+    const gen = ++this.gen;
+    this.teardown();
+    this.userClosed = false;
+    this.stopped = null;
+    this.set({ phase: { kind: 'connecting', attempt: this.failures + 1 }, idleStopAt: null });
+    const rfbLoading = loadRfb().catch(() => null); // fetched while the ticket is on its way
+    let answer;
+    try {
+      answer = await requestTicket(this.url);
+    } catch (err) {
+      if (gen === this.gen) this.ticketRefused(err);
+      return;
+    }
+    const Rfb = await rfbLoading;
+    if (gen !== this.gen) return;
+    if (!Rfb) return this.retryLater();
+    const ws = new WebSocket(gatewayUrl(answer.wsPath));
+    ws.binaryType = 'arraybuffer';
+    ws.addEventListener('message', (e) => {
+      if (typeof e.data === 'string') this.onStatus(e.data, ws);
+      else this.bytes += (e.data as ArrayBuffer).byteLength;
+    });
+    ws.addEventListener('close', (e) => {
+      if (gen === this.gen) this.closed(e.code);
+    });
+    const rfb = new Rfb(this.target, ws, { shared: true });
+    rfb.scaleViewport = true;
+    rfb.resizeSession = false;
+    rfb.focusOnClick = true;
+    rfb.qualityLevel = 6;
+    rfb.compressionLevel = 2;
+    rfb.background = 'var(--desktop-bg, #0b1020)';
+    rfb.addEventListener('connect', () => {
+      if (gen !== this.gen) return;
+      this.failures = 0;
+      this.refusedTickets = 0;
+      this.set({ phase: { kind: 'connected' } });
+      rfb.focus();
+    });
+    rfb.addEventListener('clipboard', (e) => {
+      const text = (e as CustomEvent<{ text: string }>).detail.text;
+      this.set({ remoteClipboard: text });
+      navigator.clipboard?.writeText(text).catch(() => undefined);
+    });
+    this.rfb = rfb;
+    this.ws = ws;
+    this.startMeters(ws);
+  }
+
+  private startMeters(ws: WebSocket): void {
+    this.bytes = 0;
+    let last = performance.now();
+    this.timers.push(
+      setInterval(() => {
+        const now = performance.now();
+        this.set({ bitsPerSecond: Math.round((this.bytes * 8 * 1000) / Math.max(1, now - last)) });
+        this.bytes = 0;
+        last = now;
+      }, 1000),
+      setInterval(() => {
+        if (ws.readyState === WebSocket.OPEN) ws.send(pingMessage(performance.now()));
+      }, PING_MS),
+    );
+  }
+
+  private onStatus(text: string, ws: WebSocket): void {
+    const msg = parseGatewayMessage(text);
+    if (!msg) return;
+    if (msg.type === 'pong') this.set({ rttMs: Math.max(0, Math.round(performance.now() - msg.t)) });
+    else if (msg.type === 'hello') {
+      this.set({ idleStopMinutes: msg.idleStopMinutes });
+      if (ws.readyState === WebSocket.OPEN) ws.send(pingMessage(performance.now()));
+    } else if (msg.type === 'idle-warning') this.set({ idleStopAt: msg.stopAt });
+    else this.stopped = msg;
+  }
+
+  private closed(code: number): void {
+    this.teardown();
+    this.set({ idleStopAt: null, rttMs: null, bitsPerSecond: 0 });
+    if (this.userClosed) return;
+    const stop = this.stopped;
+    if (stop?.code === 'hours-exhausted') return this.set({ phase: { kind: 'hours-exhausted', reason: stop.reason } });
+    if (stop?.code === 'access-lost' || code === GATEWAY_CLOSE.accessLost) return this.set({ phase: { kind: 'refused', message: REFUSED } });
+    if (stop || code === GATEWAY_CLOSE.machineStopped) return this.set({ phase: { kind: 'stopped', reason: stop?.reason ?? 'It was stopped from the dashboard.' } });
+    if (code === GATEWAY_CLOSE.tooManySessions) {
+      return this.set({ phase: { kind: 'failed', message: 'You have too many desktop tabs open. Close one and try again.' } });
+    }
+    // A ticket can expire on a very slow link between issue and use: try a fresh one twice before giving up.
+    if (code === GATEWAY_CLOSE.ticketRefused && ++this.refusedTickets > 2) return this.set({ phase: { kind: 'refused', message: REFUSED } });
+    this.retryLater();
+  }
+
+  private ticketRefused(err: unknown): void {
+    if (err instanceof ApiError) {
+      if (err.status === 404 || err.status === 401 || err.status === 400) return this.set({ phase: { kind: 'refused', message: REFUSED } });
+      if (err.code === 'machine-starting') {
+        this.set({ phase: { kind: 'starting' } });
+        this.retry = setTimeout(() => void this.attempt(), STARTING_RETRY_MS);
+        return;
+      }
+      if (err.code === 'machine-offline') return this.set({ phase: { kind: 'offline', reason: null } });
+      if (err.code === 'hours-exhausted') return this.set({ phase: { kind: 'hours-exhausted', reason: null } });
+    }
+    this.retryLater();
+  }
+
+  private retryLater(): void {
+    this.failures++;
+    if (this.failures > MAX_RETRIES) {
+      return this.set({ phase: { kind: 'failed', message: 'We lost the connection to your machine and could not get it back.' } });
+    }
+    const delay = Math.min(15_000, 1000 * 2 ** (this.failures - 1)) + Math.round(Math.random() * 300);
+    this.set({ phase: { kind: 'reconnecting', attempt: this.failures, inSeconds: Math.ceil(delay / 1000) } });
+    this.retry = setTimeout(() => void this.attempt(), delay);
+  }
+}

@@ -1,0 +1,128 @@
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useLocation } from 'react-router';
+import { useQuery } from '@tanstack/react-query';
+import type { ConnectPayload } from '@hyperdesk/contract';
+import { balanceQuery } from '../../api/wallet';
+import { DesktopConnection, type DesktopState } from './desktop';
+import { decodeConnectPayload } from './payload';
+import { Toolbar } from './Toolbar';
+import { BadLinkScreen, StatusScreen } from './StatusScreen';
+import { ClipboardPanel } from './ClipboardPanel';
+import { IdleDialog } from './IdleDialog';
+import styles from './Connect.module.css';
+
+const HOURS_REFRESH_MS = 60_000;
+
+/** The connect tab (spec §2 `connect#{payload}`, §7): the machine's desktop in the browser. */
+export default function Connect() {
+  const { hash } = useLocation();
+  const payload = useMemo(() => decodeConnectPayload(hash), [hash]);
+  useEffect(() => {
+    if (!payload) document.title = 'Connect — Hyperdesk';
+  }, [payload]);
+  if (!payload) {
+    return (
+      <main className={styles.page}>
+        <div className={styles.stage}>
+          <div className={styles.overlay}>
+            <BadLinkScreen />
+          </div>
+        </div>
+      </main>
+    );
+  }
+  return <Desktop key={hash} payload={payload} />;
+}
+
+function Desktop({ payload }: { payload: ConnectPayload }) {
+  const root = useRef<HTMLElement>(null);
+  const screen = useRef<HTMLDivElement>(null);
+  const conn = useRef<DesktopConnection | null>(null);
+  const [state, setState] = useState<DesktopState | null>(null);
+  const [clipboardOpen, setClipboardOpen] = useState(false);
+  const [fullScreen, setFullScreen] = useState(false);
+  const balance = useQuery({ ...balanceQuery(), refetchInterval: HOURS_REFRESH_MS });
+  const entry = balance.data?.find((e) => e.packId === payload.packId);
+  const hoursLeft = balance.isPending ? undefined : (entry?.timeLeft ?? null);
+
+  // The remote desktop: a socket, timers and noVNC's canvas live outside React (house rule 8).
+  useEffect(() => {
+    if (!screen.current) return;
+    const c = new DesktopConnection(payload.url, screen.current, setState);
+    conn.current = c;
+    c.start();
+    return () => {
+      c.destroy();
+      conn.current = null;
+    };
+  }, [payload.url]);
+
+  const phase = state?.phase ?? { kind: 'connecting' as const, attempt: 1 };
+  const connected = phase.kind === 'connected';
+  useEffect(() => {
+    if (connected) document.title = `${payload.machineName} — Hyperdesk`;
+    else if (phase.kind === 'connecting' || phase.kind === 'reconnecting') document.title = 'Connecting…';
+  }, [connected, phase.kind, payload.machineName]);
+
+  useEffect(() => {
+    const onChange = () => setFullScreen(document.fullscreenElement === root.current);
+    document.addEventListener('fullscreenchange', onChange);
+    return () => document.removeEventListener('fullscreenchange', onChange);
+  }, []);
+
+  // The machine's state changes what the balance says (hours, stop reason, start time): refresh on every turn.
+  const refetchBalance = balance.refetch;
+  useEffect(() => {
+    void refetchBalance();
+  }, [phase.kind, refetchBalance]);
+
+  const toggleFullScreen = useCallback(() => {
+    if (document.fullscreenElement) void document.exitFullscreen().catch(() => undefined);
+    else void root.current?.requestFullscreen().catch(() => undefined);
+    conn.current?.focus();
+  }, []);
+
+  return (
+    <main ref={root} className={styles.page} data-phase={phase.kind}>
+      <Toolbar
+        machineName={payload.machineName}
+        phase={phase}
+        hoursLeft={hoursLeft}
+        rttMs={state?.rttMs ?? null}
+        bitsPerSecond={state?.bitsPerSecond ?? 0}
+        fullScreen={fullScreen}
+        clipboardOpen={clipboardOpen && connected}
+        onToggleClipboard={() => setClipboardOpen((o) => !o)}
+        onToggleFullScreen={toggleFullScreen}
+        onDisconnect={() => conn.current?.disconnect()}
+      />
+      <div className={styles.stage}>
+        <div ref={screen} className={styles.screen} data-testid="desktop" aria-label={`Desktop of ${payload.machineName}`} />
+        {clipboardOpen && connected ? (
+          <ClipboardPanel
+            key={state?.remoteClipboard ?? ''}
+            remoteText={state?.remoteClipboard ?? ''}
+            onSend={(text) => conn.current?.paste(text)}
+            onClose={() => {
+              setClipboardOpen(false);
+              conn.current?.focus();
+            }}
+          />
+        ) : null}
+        {phase.kind !== 'connected' ? (
+          <div className={styles.overlay}>
+            <StatusScreen
+              machineName={payload.machineName}
+              phase={phase}
+              processingSince={entry?.processingSince ?? null}
+              stopReason={entry?.stopReason ?? null}
+              idleStopMinutes={state?.idleStopMinutes ?? null}
+              onRetry={() => conn.current?.reconnect()}
+            />
+          </div>
+        ) : null}
+      </div>
+      <IdleDialog stopAt={state?.idleStopAt ?? null} onStillHere={() => conn.current?.stillHere()} />
+    </main>
+  );
+}

@@ -1,0 +1,167 @@
+import { useEffect, useState, type ReactNode } from 'react';
+import * as Tooltip from '@radix-ui/react-tooltip';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { INSTRUCTOR_STATIC_CONFIG } from '@hyperdesk/contract';
+import { startPack, stopPack } from '../../api/courses';
+import { balanceKey, balanceQuery } from '../../api/wallet';
+import { formatDate, formatDateRange, formatHours } from '../../lib/format';
+import { MachineCard } from './MachineCard';
+import { RosterUpload } from './RosterUpload';
+import type { MachineRowProps } from './rows';
+import { SeatList } from './SeatList';
+import dash from './Dashboard.module.css';
+import styles from './Course.module.css';
+
+export const START_FAILED = 'The machines could not be started. Please try again later.';
+export const COURSE_ENDED = 'The course has ended.';
+export const NO_HOURS = "This course's machines have no hours left.";
+export const ALL_RUNNING = 'All machines of this course are running.';
+
+/** Who sits at which machine changes as students connect and leave: re-read it while the course's machines run. */
+export const SEAT_POLL_MS = 15_000;
+
+/** setTimeout's longest wait; a later course start is re-checked after it. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Spec §3: the static configuration instructors see instead of per-entry values. */
+const STATIC_CONFIG_ROWS: Array<[string, string]> = [
+  ['Platform', INSTRUCTOR_STATIC_CONFIG.platform],
+  ['CPU', INSTRUCTOR_STATIC_CONFIG.cpu],
+  ['CPU Cores', String(INSTRUCTOR_STATIC_CONFIG.cores)],
+  ['RAM', INSTRUCTOR_STATIC_CONFIG.ram],
+  ['GPU', INSTRUCTOR_STATIC_CONFIG.gpu],
+  ['GPU RAM', INSTRUCTOR_STATIC_CONFIG.gpu_ram],
+];
+
+/** Re-renders when `at` (epoch ms) passes, so Start All enables itself at the course start. */
+function useReached(at: number): boolean {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    if (!(at > now) || !Number.isFinite(at)) return;
+    const t = setTimeout(() => setNow(Date.now()), Math.min(at - now + 50, MAX_TIMER_MS));
+    return () => clearTimeout(t);
+  }, [at, now]);
+  return now >= at;
+}
+
+/** Start All and Stop All of one course; buttons stay disabled until the call and the refresh after it are done. */
+function usePackActions(packId: string) {
+  const qc = useQueryClient();
+  const settle = () => qc.invalidateQueries({ queryKey: balanceKey });
+  const start = useMutation({ mutationFn: () => startPack(packId), onSettled: settle });
+  const stop = useMutation({ mutationFn: () => stopPack(packId), onSettled: settle });
+  return {
+    busy: start.isPending || stop.isPending,
+    failure: start.data === 'FAILED' ? START_FAILED : null,
+    startAll: () => {
+      stop.reset();
+      start.mutate();
+    },
+    stopAll: () => {
+      start.reset();
+      stop.mutate();
+    },
+  };
+}
+
+/** A button that, when disabled for a reason, stays focusable and explains itself in a tooltip. */
+function ExplainedButton({ reason, className, onClick, disabled, children }: {
+  reason: string | null;
+  className?: string;
+  onClick(): void;
+  disabled: boolean;
+  children: ReactNode;
+}) {
+  if (!reason) {
+    return (
+      <button type="button" className={className} onClick={onClick} disabled={disabled}>
+        {children}
+      </button>
+    );
+  }
+  return (
+    <Tooltip.Provider delayDuration={150}>
+      <Tooltip.Root>
+        <Tooltip.Trigger asChild>
+          <button type="button" className={className} aria-disabled="true">
+            {children}
+          </button>
+        </Tooltip.Trigger>
+        <Tooltip.Portal>
+          <Tooltip.Content className={dash.tooltip} sideOffset={6}>
+            {reason}
+            <Tooltip.Arrow className={dash.tooltipArrow} />
+          </Tooltip.Content>
+        </Tooltip.Portal>
+      </Tooltip.Root>
+    </Tooltip.Provider>
+  );
+}
+
+/**
+ * An instructor's course (spec §6): Start All (disabled before the course start date) and Stop All, the course's
+ * dates and runtime, the static machine configuration, the student list upload and who uses which machine.
+ */
+export function InstructorRow({ entry }: MachineRowProps) {
+  const { busy, failure, startAll, stopAll } = usePackActions(entry.packId);
+  useQuery({ ...balanceQuery(), refetchInterval: entry.instanceStatus === 'online' ? SEAT_POLL_MS : false, notifyOnChangeProps: [] });
+  const startAt = entry.startDate ? Date.parse(entry.startDate) : 0;
+  const endAt = entry.endDate ? Date.parse(entry.endDate) : Infinity;
+  const started = useReached(startAt);
+  const ended = useReached(endAt);
+  const seats = entry.seats ?? [];
+  const nothingToStart = seats.length > 0 && seats.every((s) => s.instanceStatus !== 'offline');
+
+  let startReason: string | null = null;
+  if (!started) startReason = `The course starts on ${formatDate(startAt)}. Start All is available from then.`;
+  else if (ended) startReason = COURSE_ENDED;
+  else if (entry.timeLeft <= 0) startReason = NO_HOURS;
+  else if (nothingToStart) startReason = ALL_RUNNING;
+
+  const actions = (
+    <>
+      <ExplainedButton reason={startReason} className={dash.primary} onClick={startAll} disabled={busy}>
+        Start All
+      </ExplainedButton>
+      <button type="button" className={dash.secondary} onClick={stopAll} disabled={busy || entry.instanceStatus === 'offline'}>
+        Stop All
+      </button>
+    </>
+  );
+
+  const details: Array<[string, string]> = [
+    ['Course Dates', entry.startDate && entry.endDate ? formatDateRange(entry.startDate, entry.endDate) : '—'],
+    ['Concurrent Students', String(entry.vms)],
+    ['Runtime', `${formatHours(entry.totalHours)} hours per machine`],
+  ];
+
+  return (
+    <MachineCard entry={entry} actions={actions} failure={failure}>
+      <div className={styles.columns}>
+        <section className={styles.block} aria-label="Course details">
+          <h3 className={styles.blockTitle}>Course</h3>
+          <Rows rows={details} />
+        </section>
+        <section className={styles.block} aria-label="Machine configuration">
+          <h3 className={styles.blockTitle}>Configuration of each machine</h3>
+          <Rows rows={STATIC_CONFIG_ROWS} />
+        </section>
+      </div>
+      <SeatList seats={seats} title={`Machines of ${entry.machineName}`} />
+      <RosterUpload packId={entry.packId} rosterSize={entry.rosterSize ?? 0} />
+    </MachineCard>
+  );
+}
+
+function Rows({ rows }: { rows: Array<[string, string]> }) {
+  return (
+    <dl className={styles.rows}>
+      {rows.map(([k, v]) => (
+        <div key={k} className={styles.row}>
+          <dt>{k}</dt>
+          <dd>{v}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}

@@ -1,0 +1,53 @@
+import { useState } from 'react';
+import { Link } from 'react-router';
+import { ConfigDetailsDialog } from './ConfigDetailsDialog';
+import { ConnectButton } from './ConnectButton';
+import { MachineCard } from './MachineCard';
+import type { MachineRowProps } from './rows';
+import { useSlotAction } from './useSlotAction';
+import styles from './Dashboard.module.css';
+
+export const STARTING_TOOLTIP = 'Your machine is starting, please wait';
+
+/** A single user's own machine (spec §6): Start Machine when offline; Connect and Stop otherwise. */
+export function SingleMachineRow({ entry }: MachineRowProps) {
+  const { busy, failure, start, stop } = useSlotAction(entry.packId);
+  const [configOpen, setConfigOpen] = useState(false);
+  const offline = entry.instanceStatus === 'offline';
+  const noHours = entry.timeLeft <= 0;
+
+  const actions = offline ? (
+    <>
+      <button type="button" className={styles.primary} onClick={start} disabled={busy || noHours}>
+        Start Machine
+      </button>
+      {noHours ? (
+        <Link to="/setup" className={styles.textLink}>
+          Buy more hours
+        </Link>
+      ) : null}
+    </>
+  ) : (
+    <>
+      <ConnectButton entry={entry} disabledReason={entry.instanceStatus === 'processing' ? STARTING_TOOLTIP : null} />
+      <button type="button" className={styles.secondary} onClick={stop} disabled={busy}>
+        Stop
+      </button>
+    </>
+  );
+
+  return (
+    <MachineCard
+      entry={entry}
+      actions={actions}
+      failure={failure}
+      links={
+        <button type="button" className={styles.textLink} onClick={() => setConfigOpen(true)}>
+          Config Details
+        </button>
+      }
+    >
+      <ConfigDetailsDialog open={configOpen} onOpenChange={setConfigOpen} machineName={entry.machineName} config={entry.machineConfig} />
+    </MachineCard>
+  );
+}

@@ -1,0 +1,21 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { startSlot, stopSlot } from '../../api/machines';
+import { balanceKey } from '../../api/wallet';
+
+/**
+ * Start and stop of one machine. The buttons stay disabled until the call and the balance refresh after it are
+ * done; a failure just re-enables them (spec §8).
+ */
+export function useSlotAction(packId: string) {
+  const qc = useQueryClient();
+  const settle = () => qc.invalidateQueries({ queryKey: balanceKey });
+  const start = useMutation({ mutationFn: () => startSlot(packId), onSettled: settle });
+  const stop = useMutation({ mutationFn: () => stopSlot(packId), onSettled: settle });
+  return {
+    busy: start.isPending || stop.isPending,
+    /** Why the last start could not begin (a FAILED answer), until the next action. */
+    failure: start.data?.status === 'FAILED' ? (start.data.reason ?? null) : null,
+    start: () => start.mutate(),
+    stop: () => stop.mutate(),
+  };
+}
