@@ -9,34 +9,18 @@
  *
  *   npx tsx bench/classroom.ts [runs (default 3)] [machines (default 40)]
  */
-import { readFileSync } from 'node:fs';
 import { eq } from 'drizzle-orm';
 import { machines } from '../server/src/db/schema/index';
 import { seedCourseOrder, seedUser } from '../server/src/modules/courses/fixtures/seed';
 import { startBenchServer } from './server';
 import { desktopProcesses } from '../server/test/machines-desktops';
+import { desktopMemory } from './memory';
 import { fmtBytes, fmtMs, percentile, ratio } from './stats';
 
 const RUNS = Number(process.argv[2] ?? 3);
 const VMS = Number(process.argv[3] ?? 40);
 const RUN_TIMEOUT_MS = 15 * 60_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** RSS and PSS summed over the desktop processes of a data dir. */
-function desktopMemory(dataDir: string): { desktops: number; processes: number; rss: number; pss: number } {
-  const procs = desktopProcesses(dataDir);
-  let rss = 0;
-  let pss = 0;
-  for (const p of procs) {
-    try {
-      rss += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p.pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
-      pss += Number(/Pss:\s+(\d+)/.exec(readFileSync(`/proc/${p.pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0) * 1024;
-    } catch {
-      /* exited meanwhile */
-    }
-  }
-  return { desktops: new Set(procs.map((p) => p.machineId)).size, processes: procs.length, rss, pss };
-}
 
 async function main() {
   const server = await startBenchServer('classroom');
@@ -138,8 +122,8 @@ async function main() {
   console.log(`${`ack with ${VMS} machines p50 / ack with 1 machine p50`.padEnd(48)} ${ratio(percentile(acks, 50), percentile(baseAcks, 50))}`);
   if (memory) {
     console.log(
-      `\nMemory with ${memory.desktops} desktops running (${memory.processes} processes): RSS ${fmtBytes(memory.rss)} ` +
-        `(${fmtBytes(memory.rss / memory.desktops)} per desktop), PSS ${fmtBytes(memory.pss)} (${fmtBytes(memory.pss / memory.desktops)} per desktop)`,
+      `\nMemory with ${memory.machines} desktops running (${memory.processes} processes): RSS ${fmtBytes(memory.rss)} ` +
+        `(${fmtBytes(memory.rss / memory.machines)} per desktop), PSS ${fmtBytes(memory.pss)} (${fmtBytes(memory.pss / memory.machines)} per desktop)`,
     );
   }
 }

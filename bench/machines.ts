@@ -17,27 +17,12 @@ import { desktopProcesses, vncHandshake } from '../server/test/machines-desktops
 import { DESKTOP_PATH, desktopUser } from '../server/src/modules/machines/providers/desktop';
 import { alive, clearStaleX, xLockPid } from '../server/src/modules/machines/providers/procs';
 import { machineRow, seedMachine, seedUser, signFor } from '../server/test/machines-fixtures';
+import { desktopMemory } from './memory';
 import { fmtBytes, fmtMs, percentile, ratio } from './stats';
 
 const RUNS_1 = Number(process.argv[2] ?? 5);
 const RUNS_10 = Number(process.argv[3] ?? 3);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** RSS and PSS (shared pages split between sharers) summed over a data dir's desktop processes, per machine. */
-export function desktopMemory(dataDir: string): { machines: number; rss: number; pss: number; processes: number } {
-  const procs = desktopProcesses(dataDir);
-  let rss = 0;
-  let pss = 0;
-  for (const p of procs) {
-    try {
-      rss += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p.pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
-      pss += Number(/Pss:\s+(\d+)/.exec(readFileSync(`/proc/${p.pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0) * 1024;
-    } catch {
-      /* exited meanwhile */
-    }
-  }
-  return { machines: new Set(procs.map((p) => p.machineId)).size, rss, pss, processes: procs.length };
-}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -1,40 +1,24 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Browser, BrowserContext } from 'playwright-core';
-import { SMTPServer } from 'smtp-server';
-import { freePort, launchBrowser, snap, startServer, uniqueEmail, type RunningServer } from '../harness';
+import { launchBrowser, snap, startServer, uniqueEmail, type RunningServer } from '../harness';
 import { alertText, avatarText, header, loginWithPopup, logoutWithMenu, openFromHeader, seedUser } from './auth-helpers';
+import { startInbox, type Inbox } from '../inbox';
 
 /** Mails the server delivered to our local SMTP server, raw. */
-const inbox: { to: string[]; raw: string }[] = [];
-let smtp: SMTPServer;
+let inbox: Inbox;
 let server: RunningServer;
 let browser: Browser;
 const contexts: BrowserContext[] = [];
 
 beforeAll(async () => {
-  const port = await freePort();
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['AUTH', 'STARTTLS'],
-    logger: false,
-    onData(stream, session, callback) {
-      let raw = '';
-      stream.setEncoding('utf8');
-      stream.on('data', (d: string) => (raw += d));
-      stream.on('end', () => {
-        inbox.push({ to: session.envelope.rcptTo.map((r) => r.address), raw });
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(port, '127.0.0.1', resolve));
-  [server, browser] = await Promise.all([startServer({ SMTP_URL: `smtp://127.0.0.1:${port}` }), launchBrowser()]);
+  inbox = await startInbox();
+  [server, browser] = await Promise.all([startServer({ SMTP_URL: inbox.url }), launchBrowser()]);
 });
 afterAll(async () => {
   await Promise.all(contexts.map((c) => c.close()));
   await browser?.close();
   await server?.close();
-  await new Promise<void>((resolve) => (smtp ? smtp.close(() => resolve()) : resolve()));
+  await inbox?.close();
 });
 
 async function newPage() {
@@ -49,7 +33,7 @@ async function resetLinkFor(email: string): Promise<string> {
   await expect
     .poll(
       () => {
-        const mail = inbox.filter((m) => m.to.includes(email)).at(-1);
+        const mail = inbox.mails.filter((m) => m.to.includes(email)).at(-1);
         const text = mail?.raw.replace(/=\r?\n/g, '').replace(/=3D/g, '=');
         link = text?.match(/https?:\/\/[^\s"<>]+\/reset-password\?token=[A-Za-z0-9_-]+/)?.[0];
         return link;

@@ -2,46 +2,24 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SMTPServer } from 'smtp-server';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
-import { ARTIFACTS, freePort, launchBrowser, startServer, uniqueEmail, type RunningServer } from '../harness';
+import { ARTIFACTS, launchBrowser, startServer, uniqueEmail, type RunningServer } from '../harness';
 import { loginWithPopup, seedUser, solveCaptcha } from './auth-helpers';
+import { decodeQuotedPrintable, startInbox, type Inbox, type ReceivedMail } from '../inbox';
 
 const CONTACT_TO = 'sales-desk@example.org';
 const SUPPORT_TO = 'help-desk@example.org';
 const AXE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../node_modules/axe-core/axe.min.js');
 
-interface Received {
-  to: string[];
-  raw: string;
-}
-
 let server: RunningServer;
 let browser: Browser;
-let smtp: SMTPServer;
-const received: Received[] = [];
+let inbox: Inbox;
 const contexts: BrowserContext[] = [];
 
 beforeAll(async () => {
-  // A real SMTP server on loopback: the product's mail job delivers to it like to any mail relay.
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    onData(stream, session, callback) {
-      let raw = '';
-      stream.setEncoding('utf8');
-      stream.on('data', (d: string) => (raw += d));
-      stream.on('end', () => {
-        received.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: decodeQuotedPrintable(raw) });
-        callback();
-      });
-    },
-  });
-  const smtpPort = await freePort();
-  await new Promise<void>((resolve) => smtp.listen(smtpPort, '127.0.0.1', resolve));
+  inbox = await startInbox(decodeQuotedPrintable);
   [server, browser] = await Promise.all([
-    startServer({ SMTP_URL: `smtp://127.0.0.1:${smtpPort}`, CONTACT_TO, SUPPORT_TO }),
+    startServer({ SMTP_URL: inbox.url, CONTACT_TO, SUPPORT_TO }),
     launchBrowser(),
   ]);
 });
@@ -49,18 +27,13 @@ afterAll(async () => {
   await Promise.all(contexts.map((c) => c.close()));
   await browser?.close();
   await server?.close();
-  await new Promise<void>((resolve) => (smtp ? smtp.close(() => resolve()) : resolve()));
+  await inbox?.close();
 });
 
 /** Screenshot of what the visitor sees (the popup over the page), under test-results/. */
 async function snap(page: Page, name: string): Promise<void> {
   mkdirSync(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
-}
-
-/** Undoes quoted-printable soft line breaks and escapes so assertions can search the message text. */
-function decodeQuotedPrintable(raw: string): string {
-  return raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
 }
 
 async function newPage(width = 1440): Promise<Page> {
@@ -70,9 +43,9 @@ async function newPage(width = 1440): Promise<Page> {
 }
 
 /** The mail that reached the SMTP server and mentions `marker` (waits for the delivery). */
-async function mailWith(marker: string): Promise<Received> {
-  await expect.poll(() => received.some((m) => m.raw.includes(marker)), { timeout: 30_000, interval: 250 }).toBe(true);
-  return received.find((m) => m.raw.includes(marker))!;
+async function mailWith(marker: string): Promise<ReceivedMail> {
+  await expect.poll(() => inbox.mails.some((m) => m.raw.includes(marker)), { timeout: 30_000, interval: 250 }).toBe(true);
+  return inbox.mails.find((m) => m.raw.includes(marker))!;
 }
 
 /** Text of the error message tied to a field through aria-describedby. */
@@ -130,7 +103,7 @@ describe('Contact Us and Contact Support popups', () => {
     expect(mail.to).toEqual([CONTACT_TO]);
     expect(mail.raw).toContain(address);
     expect(mail.raw).toContain('&lt;i&gt;student&lt;/i&gt;');
-    expect(received.filter((m) => m.raw.includes('ref-contact-1') && m.to.includes(SUPPORT_TO))).toHaveLength(0);
+    expect(inbox.mails.filter((m) => m.raw.includes('ref-contact-1') && m.to.includes(SUPPORT_TO))).toHaveLength(0);
 
     await dialog.getByRole('button', { name: 'Close', exact: true }).first().click();
     await dialog.waitFor({ state: 'hidden' });
@@ -179,7 +152,7 @@ describe('Contact Us and Contact Support popups', () => {
     await submit(dialog);
     await dialog.getByText('There was an error while submitting your form', { exact: true }).waitFor({ timeout: 15_000 });
     await snap(page, 'contact-network-failure-375');
-    expect(received.some((m) => m.raw.includes('ref-offline-1'))).toBe(false);
+    expect(inbox.mails.some((m) => m.raw.includes('ref-offline-1'))).toBe(false);
   });
 
   it('is keyboard-operable, traps focus and has no serious axe violations', async () => {
