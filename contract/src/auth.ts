@@ -59,3 +59,19 @@ export const CaptchaChallenge = z.object({
   salt: z.string(),
   signature: z.string(),
 });
+
+/** E-mail verification (issue 11): codes of POST /v1/auth/verify-email failures and the texts the page shows. */
+export const VERIFY_MESSAGES = {
+  'verify/link-invalid': 'This verification link has expired or was already used.',
+  'verify/no-account': 'Please sign up with this e-mail address first, then open the link again.',
+  'verify/other-account': 'This link is for another account. Log out and open it again.',
+  'verify/login-required': 'Please log in to finish verifying your e-mail address, then open this link again.',
+} as const;
+
+export const VerifyEmailBody = z.object({ token: z.string().max(200) });
+export const VerifyEmailResult = z.object({ ok: z.literal(true), email: z.string() });
+export type VerifyEmailResult = z.infer<typeof VerifyEmailResult>;
+
+/** The caller's verification state, read from the database, and how many running courses wait for it. */
+export const EmailVerification = z.object({ emailVerified: z.boolean(), rosterCourses: z.number().int().nonnegative() });
+export type EmailVerification = z.infer<typeof EmailVerification>;

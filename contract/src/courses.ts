@@ -26,6 +26,10 @@ export const RosterSummary = z.object({
   added: z.number().int(),
   removed: z.number().int(),
   total: z.number().int(),
+  /** Invitation e-mails queued by this upload. */
+  invited: z.number().int(),
+  /** What was limited (already invited today, the daily invitation limit), as sentences to show. */
+  notices: z.array(z.string()),
   invalid: z.array(z.object({ line: z.number().int(), value: z.string() })),
 });
 export type RosterSummary = z.infer<typeof RosterSummary>;

@@ -59,7 +59,8 @@ export function header(page: Page): Locator {
 export async function openFromHeader(page: Page, name: 'Login' | 'Sign Up'): Promise<Locator> {
   await header(page).getByRole('button', { name, exact: true }).click();
   const dialog = page.getByRole('dialog', { name });
-  await expect.poll(() => dialog.isVisible()).toBe(true);
+  // The popup's code loads on demand; on a loaded machine that takes longer than expect.poll's default 5 s.
+  await expect.poll(() => dialog.isVisible(), { timeout: 15_000 }).toBe(true);
   return dialog;
 }
 
@@ -96,4 +97,25 @@ export async function logoutWithMenu(page: Page, base: string): Promise<void> {
   await page.getByRole('menuitem', { name: 'Logout' }).click();
   await page.waitForURL(`${base}/`, { timeout: 15_000 });
   await header(page).getByRole('button', { name: 'Login', exact: true }).waitFor({ timeout: 10_000 });
+}
+
+/**
+ * The latest link to `path` (e.g. '/verify-email') in the mails `inbox` received for `email`, waiting for it to
+ * arrive; quoted-printable soft breaks and =3D undone. Pass `after` to skip mails already seen.
+ */
+export async function mailedLink(inbox: { mails: { to: string[]; raw: string }[] }, email: string, path: string, after = 0): Promise<string> {
+  let link: string | undefined;
+  const pattern = new RegExp(`https?://[^\\s"<>]+${path.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\\?token=[A-Za-z0-9_-]+`);
+  await expect
+    .poll(
+      () => {
+        const mails = inbox.mails.filter((m) => m.to.includes(email)).slice(after);
+        const texts = mails.map((m) => m.raw.replace(/=\r?\n/g, '').replace(/=3D/g, '='));
+        link = texts.map((t) => t.match(pattern)?.[0]).filter(Boolean).at(-1);
+        return link;
+      },
+      { timeout: 30_000, interval: 250 },
+    )
+    .toBeTruthy();
+  return link!;
 }

@@ -6,9 +6,10 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { launchBrowser, snap, startServer, uniqueEmail, type RunningServer } from '../harness';
-import { loginWithPopup, seedUser, seriousViolations, type Account } from './auth-helpers';
+import { startInbox, type Inbox } from '../inbox';
+import { loginWithPopup, mailedLink, seedUser, seriousViolations, type Account } from './auth-helpers';
 import { payOnCheckout, PAYING_CARD, step } from './buy-helpers';
-import { api, canvasColours } from './connect-helpers';
+import { api, canvasColours, preferTransport } from './connect-helpers';
 
 /**
  * Classrooms in Chromium (issue 7), one browser context per person: an instructor (claim granted by the operator
@@ -22,12 +23,16 @@ const run = promisify(execFile);
 
 let server: RunningServer;
 let browser: Browser;
+/** Students prove their addresses with mailed links (a real SMTP server on loopback). */
+let inbox: Inbox;
 beforeAll(async () => {
-  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
+  inbox = await startInbox();
+  [server, browser] = await Promise.all([startServer({ SMTP_URL: inbox.url }), launchBrowser()]);
 });
 afterAll(async () => {
   await browser?.close();
   await server?.close();
+  await inbox?.close();
 });
 
 /** The README's operator line, with the server's own configuration. PGlite admits one process: stop, grant, start. */
@@ -45,6 +50,7 @@ async function grantInstructor(email: string): Promise<void> {
 /** bypassCSP only where a test injects axe-core; everything else runs under the app's real CSP. */
 async function signIn(account: Account, bypassCSP = false): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP });
+  await preferTransport(context, 'vnc');
   const page = await context.newPage();
   await loginWithPopup(page, server.base, account.email, account.password);
   return page;
@@ -66,10 +72,10 @@ async function snapTop(page: Page, name: string): Promise<void> {
 /** Rows of the instructor's seat table that show `text`. */
 const seatRows = (card: Locator, text: string) => card.locator('tbody tr', { hasText: text });
 
-/** A file a student wrote into the home folder of a course machine: machine id → content. */
+/** A file a student wrote into a home folder of the course's machines: home key → content. */
 function homesWith(name: string): Map<string, string> {
   const found = new Map<string, string>();
-  const dir = path.join(server.dataDir, 'machines');
+  const dir = path.join(server.dataDir, 'homes');
   let ids: string[];
   try {
     ids = readdirSync(dir);
@@ -78,7 +84,7 @@ function homesWith(name: string): Map<string, string> {
   }
   for (const id of ids) {
     try {
-      found.set(id, readFileSync(path.join(dir, id, 'home', name), 'utf8'));
+      found.set(id, readFileSync(path.join(dir, id, name), 'utf8'));
     } catch {
       /* not this machine */
     }
@@ -191,8 +197,20 @@ it('instructor buys a 3-student course, uploads the list, Start All; two student
   await card.getByText('2 students on the list.').waitFor();
   await snapTop(teacher, 'classroom-05-roster');
 
-  // Students on the list see the course, Connect disabled until the instructor starts it; an outsider sees nothing.
+  // Students on the list see the course once their address is verified: until then the dashboard says how.
   const [pageA, pageB, pageOut] = await Promise.all([signIn(studentA), signIn(studentB), signIn(outsider)]);
+  await pageA.getByText('Your course appears here once you verify your e-mail address.').waitFor({ timeout: 20_000 });
+  expect(await pageA.getByRole('article').count()).toBe(0);
+  await snap(pageA, 'classroom-06-student-unverified');
+  // A opens the link in the invitation e-mail, B the one from the sign-up e-mail.
+  await pageA.goto(await mailedLink(inbox, studentA.email, '/verify-email', 1));
+  await pageB.goto(await mailedLink(inbox, studentB.email, '/verify-email', 0));
+  for (const p of [pageA, pageB]) {
+    await p.getByRole('heading', { level: 1, name: 'E-mail address verified' }).waitFor({ timeout: 20_000 });
+    await p.getByRole('link', { name: 'Go to Dashboard' }).click();
+  }
+
+  // Verified students see the course, Connect disabled until the instructor starts it; an outsider sees nothing.
   const connectA = pageA.getByRole('article').getByRole('button', { name: 'Connect' });
   await connectA.waitFor();
   expect(await connectA.getAttribute('aria-disabled')).toBe('true');

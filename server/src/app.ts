@@ -20,6 +20,7 @@ import { createContext } from './services';
 import type { Principal } from './modules/identity/tokens';
 import { registerModules, registerPages } from './modules/index';
 import { serveWeb } from './web';
+import { logSerializers } from './lib/redact';
 
 export interface AppDeps {
   config: Config;
@@ -53,9 +54,9 @@ export const BODY_LIMIT = 64 * 1024;
 
 export async function buildApp(deps: AppDeps) {
   const app = Fastify({
-    logger: deps.logger === undefined ? { level: deps.config.LOG_LEVEL } : deps.logger,
+    logger: loggerOptions(deps),
     bodyLimit: BODY_LIMIT,
-    trustProxy: deps.config.TRUST_PROXY,
+    trustProxy: trustProxyOption(deps.config.TRUST_PROXY),
     genReqId: () => randomUUID(),
     requestIdHeader: false,
   }).withTypeProvider<ZodTypeProvider>();
@@ -151,6 +152,23 @@ export async function buildApp(deps: AppDeps) {
 
   await serveWeb(app as never);
   return app;
+}
+
+/** pino options with the redacting request serializer (./lib/redact), whatever the caller passed. */
+function loggerOptions(deps: AppDeps): false | Record<string, unknown> {
+  if (deps.logger === false) return false;
+  const base = deps.logger === undefined || deps.logger === true ? { level: deps.config.LOG_LEVEL } : deps.logger;
+  const serializers = (base.serializers ?? {}) as Record<string, unknown>;
+  return { ...base, serializers: { ...serializers, ...logSerializers } };
+}
+
+/**
+ * Fastify ignores a bare hop count (it cannot check the nearest peer), so N hops become a function trusting the
+ * socket peer and the N-1 entries after it: the client is the Nth address from the right of X-Forwarded-For.
+ */
+function trustProxyOption(t: Config['TRUST_PROXY']): false | string[] | ((addr: string, hop: number) => boolean) {
+  if (typeof t === 'number') return (_addr, hop) => hop < t;
+  return t;
 }
 
 function clientMessage(err: { code?: string; message?: string }): string {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import path from 'node:path';
+import { isIP } from 'node:net';
 
 const csvKinds = <T extends [string, ...string[]]>(values: T) => z.enum(values);
 
@@ -19,12 +20,68 @@ const Env = z.object({
   STRIPE_SECRET_KEY: z.string().optional(),
   STRIPE_WEBHOOK_SECRET: z.string().optional(),
   MACHINE_PROVIDER: csvKinds(['local']).default('local'),
+  /** Outbound network of local desktops: `internet` (NAT through slirp4netns, no host loopback) or `none`. */
+  MACHINE_EGRESS: z.enum(['none', 'internet']).default('internet'),
+  /** Per-machine limits of local desktops: memory, processes (threads count), CPU weight, home folder size. */
+  MACHINE_MEMORY_MB: z.coerce.number().int().min(64).default(4096),
+  MACHINE_PIDS: z.coerce.number().int().min(32).default(512),
+  MACHINE_CPU_SHARES: z.coerce.number().int().min(2).max(262144).default(1024),
+  MACHINE_DISK_MB: z.coerce.number().int().min(1).default(20480),
   CAPTCHA: csvKinds(['altcha']).default('altcha'),
+  /** Course invitation e-mails one instructor may send per day, across all their courses. */
+  INVITE_DAILY_LIMIT: z.coerce.number().int().positive().default(1000),
   IDLE_STOP_MINUTES: z.coerce.number().positive().default(20),
+  /** TURN relays for desktop streaming (comma-separated turn:/turns: URLs) and coturn's static-auth-secret. */
+  TURN_URLS: z
+    .string()
+    .optional()
+    .transform((v) => (v ? v.split(',').map((u) => u.trim()).filter(Boolean) : []))
+    .pipe(z.array(z.string().regex(/^(turns?|stun):/, 'each must start with turn:, turns: or stun:'))),
+  TURN_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  /** Cookies get the Secure flag unless the public URL is plain http on localhost (local development). */
-  TRUST_PROXY: z.coerce.boolean().default(false),
+  /** Which X-Forwarded-For hops to believe (see parseTrustProxy); never "every hop". */
+  TRUST_PROXY: z.string().optional().transform((v, ctx) => {
+    const parsed = parseTrustProxy(v);
+    if (typeof parsed === 'string') {
+      ctx.addIssue({ code: 'custom', message: parsed });
+      return z.NEVER;
+    }
+    return parsed;
+  }),
 });
+
+/**
+ * TRUST_PROXY: unset, `false` or `0` → ignore X-Forwarded-For (the socket address is the client);
+ * `true` or `1` → one proxy in front (its rightmost X-Forwarded-For entry is the client); an integer N → N proxies
+ * in a chain; a comma list of addresses/CIDRs (`10.0.0.1,192.168.0.0/16`) → exactly those proxies are believed.
+ * Trusting every hop would let a client pick its own address by writing the leftmost entry, so that is not offered.
+ * Returns what Fastify's trustProxy takes (false, a hop count or an address list), or an error message.
+ */
+export function parseTrustProxy(value: string | undefined): false | number | string[] | string {
+  const v = (value ?? '').trim().toLowerCase();
+  if (v === '' || v === 'false' || v === '0') return false;
+  if (v === 'true') return 1;
+  if (/^\d+$/.test(v)) {
+    const hops = Number(v);
+    return hops <= 10 ? hops : 'a hop count must be between 0 and 10';
+  }
+  const list = v.split(',').map((s) => s.trim()).filter(Boolean);
+  const bad = list.filter((a) => !isAddressOrCidr(a));
+  if (list.length === 0 || bad.length > 0) {
+    return `expected false, true, a hop count (0-10) or a comma list of proxy addresses/CIDRs, got "${value}"`;
+  }
+  return list;
+}
+
+function isAddressOrCidr(s: string): boolean {
+  const [addr, bits, extra] = s.split('/');
+  if (extra !== undefined || !addr) return false;
+  const family = isIP(addr);
+  if (family === 0) return false;
+  if (bits === undefined) return true;
+  if (!/^\d+$/.test(bits)) return false;
+  return Number(bits) <= (family === 4 ? 32 : 128);
+}
 
 export type Config = z.infer<typeof Env> & { publicUrl: string; dataDir: string };
 
@@ -37,6 +94,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const c = parsed.data;
   if (c.PAYMENT_PROVIDER === 'stripe' && (!c.STRIPE_SECRET_KEY || !c.STRIPE_WEBHOOK_SECRET)) {
     throw new Error('Invalid configuration:\n  PAYMENT_PROVIDER=stripe needs STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET');
+  }
+  if (c.TURN_URLS.some((u) => u.startsWith('turn')) && !c.TURN_SECRET) {
+    throw new Error('Invalid configuration:\n  TURN_URLS with turn: servers needs TURN_SECRET (coturn static-auth-secret)');
   }
   return {
     ...c,

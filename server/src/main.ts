@@ -23,7 +23,13 @@ async function main() {
     if (closing) return;
     closing = true;
     app.log.info({ signal }, 'shutting down');
-    const force = setTimeout(() => process.exit(1), 10_000);
+    // Drain for 8 s at most; then still close the database (bounded), so PGlite's files are left consistent.
+    const force = setTimeout(() => {
+      app.log.error({ signal }, 'shutdown did not finish in time; closing the database and exiting');
+      const bounded = setTimeout(() => process.exit(1), 2_000);
+      bounded.unref();
+      void database.close().finally(() => process.exit(1));
+    }, 8_000);
     force.unref();
     await jobs.stop();
     await app.close();

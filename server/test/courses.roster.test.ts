@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, eq } from 'drizzle-orm';
 import { INSTRUCTOR_STATIC_CONFIG } from '@hyperdesk/contract';
+import { courseTicket } from './course-tickets';
 import { startTestServer, type TestServer } from './harness';
 import { manualClock } from '../src/lib/clock';
 import { machines, mailOutbox, roster, seats } from '../src/db/schema/index';
@@ -40,8 +41,7 @@ async function upload(token: string, fields: { packId?: string; name?: string; c
 }
 
 const balance = async (token: string) => (await s.call('GET', '/v1/user/wallet/balance', { token })).body.balance as any[];
-const ticket = (token: string, courseId: string) =>
-  s.call('POST', '/v1/slot/connect/ticket', { token, body: { url: `/v1/slot/connect?packId=${courseId}` } });
+const ticket = (token: string, courseId: string) => courseTicket(s, token, courseId);
 const seatOf = async (userId: string) => (await s.app.ctx.db.select().from(seats).where(eq(seats.userId, userId)))[0];
 
 beforeAll(async () => {
@@ -58,14 +58,14 @@ describe('POST /v1/pack/emails', () => {
   it('reads a messy Excel file, answers the summary and invites each student once', async () => {
     const courseId = await paidCourse(instructor.p, 3);
     const res = await upload(instructor.token, { packId: courseId, name: 'Students.CSV', content: readFileSync(path.join(FIXTURES, 'excel-comma.csv')) });
-    expect(res).toEqual({ status: 200, body: { added: 3, removed: 0, total: 3, invalid: [] } });
+    expect(res).toEqual({ status: 200, body: { added: 3, removed: 0, total: 3, invited: 3, notices: [], invalid: [] } });
     const mails = await s.app.ctx.db.select().from(mailOutbox).where(eq(mailOutbox.kind, 'course-invitation'));
     expect(mails.map((m) => m.toAddr).sort()).toEqual(['jane.doe@example.com', 'john.smith@example.com', 'siobhan.obrien@uni.example.ie']);
     for (const m of mails) expect(m.bodyText).toContain(`${s.config.publicUrl}/?login=1`);
 
     // A new upload replaces the list: one kept, two removed, one added (only the new one is invited).
     const again = await upload(instructor.token, { packId: courseId, name: 'list.txt', content: 'JANE.DOE@example.com\nnew.student@example.com\nnot-an-address@\n' });
-    expect(again).toEqual({ status: 200, body: { added: 1, removed: 2, total: 2, invalid: [{ line: 3, value: 'not-an-address@' }] } });
+    expect(again).toEqual({ status: 200, body: { added: 1, removed: 2, total: 2, invited: 1, notices: [], invalid: [{ line: 3, value: 'not-an-address@' }] } });
     const emails = (await s.app.ctx.db.select().from(roster).where(eq(roster.courseId, courseId))).map((r) => r.email).sort();
     expect(emails).toEqual(['jane.doe@example.com', 'new.student@example.com']);
     const invited = await s.app.ctx.db.select().from(mailOutbox).where(eq(mailOutbox.toAddr, 'new.student@example.com'));

@@ -11,6 +11,7 @@ const Product = lazy(() => import('./pages/Product'));
 const Legal = lazy(() => import('./pages/Legal'));
 const Faqs = lazy(() => import('./pages/Faqs'));
 const ResetPassword = lazy(() => import('./pages/ResetPassword'));
+const VerifyEmail = lazy(() => import('./pages/VerifyEmail'));
 const Dashboard = lazy(() => import('./pages/Dashboard'));
 const Welcome = lazy(() => import('./pages/Welcome'));
 const Setup = lazy(() => import('./pages/Setup'));
@@ -45,6 +46,7 @@ export function App() {
               <Route path="/about" element={<Legal page="about" />} />
               <Route path="/faqs" element={<Faqs />} />
               <Route path="/reset-password" element={<ResetPassword />} />
+              <Route path="/verify-email" element={<VerifyEmail />} />
               <Route path="/dashboard" element={<RequireAuth><Dashboard /></RequireAuth>} />
               <Route path="/welcome" element={<RequireAuth><Welcome /></RequireAuth>} />
               <Route path="/setup" element={<RequireAuth><Setup /></RequireAuth>} />

@@ -4,6 +4,7 @@
  *   revoke <email> instructor|admin    take it away again
  *   list                               every user with their claims
  *   create-admin <email> <name>        create an admin account with a generated password (or make a user admin)
+ *   verify-ledger                      recompute every lot's remainder from the ledger rows and list mismatches
  * Opens the database from the same configuration as the server (DATABASE_URL, else PGlite in DATA_DIR).
  */
 import { randomBytes } from 'node:crypto';
@@ -11,13 +12,15 @@ import { pathToFileURL } from 'node:url';
 import { loadConfig } from '../config';
 import { openDatabase, type Database } from '../db/client';
 import { migrate } from '../db/migrate';
+import { verifyLedger } from '../modules/ledger/service';
 import { CLAIMS, insertUser, isValidEmail, listUsers, normalizeEmail, setClaim, type Claim } from '../modules/identity/users';
 
 export const USAGE = `Usage: npm run admin -- <command>
   grant <email> instructor|admin
   revoke <email> instructor|admin
   list
-  create-admin <email> <name>`;
+  create-admin <email> <name>
+  verify-ledger`;
 
 export class CliError extends Error {}
 
@@ -26,13 +29,14 @@ const isClaim = (s: string | undefined): s is Claim => CLAIMS.includes(s as Clai
 export type Command =
   | { cmd: 'grant' | 'revoke'; email: string; claim: Claim }
   | { cmd: 'list' }
-  | { cmd: 'create-admin'; email: string; name: string };
+  | { cmd: 'create-admin'; email: string; name: string }
+  | { cmd: 'verify-ledger' };
 
 /** Checks the arguments before any database is opened. */
 export function parseCommand(args: string[]): Command {
   const [cmd, ...rest] = args;
   if ((cmd === 'grant' || cmd === 'revoke') && rest.length === 2 && isClaim(rest[1])) return { cmd, email: rest[0]!, claim: rest[1] };
-  if (cmd === 'list' && rest.length === 0) return { cmd };
+  if ((cmd === 'list' || cmd === 'verify-ledger') && rest.length === 0) return { cmd };
   if (cmd === 'create-admin' && rest.length >= 2) {
     const email = normalizeEmail(rest[0]!);
     const name = rest.slice(1).join(' ').trim();
@@ -67,9 +71,16 @@ export async function runAdmin(args: string[], database: Database, now = new Dat
         `${rows.length} user${rows.length === 1 ? '' : 's'}`,
       ];
     }
+    case 'verify-ledger': {
+      const bad = await verifyLedger(db);
+      if (!bad.length) return ['Ledger OK: every lot remainder equals its credit plus its debits, expiries and adjustments.'];
+      throw new CliError(
+        [`${bad.length} lot${bad.length === 1 ? '' : 's'} disagree with the ledger:`, ...bad.map((b) => `lot ${b.lotId} machine ${b.machineId}: remaining ${b.remaining ?? 'missing'}, ledger says ${b.expected}`)].join('\n'),
+      );
+    }
     case 'create-admin': {
       const password = randomBytes(12).toString('base64url');
-      const created = await insertUser(db, { email: c.email, displayName: c.name, password, admin: true, now });
+      const created = await insertUser(db, { email: c.email, displayName: c.name, password, admin: true, verified: true, now });
       if (created) return [`Created admin ${created.email}.`, `Password: ${password}`, 'Change it after the first login.'];
       const row = await setClaim(db, c.email, 'admin', true);
       return [`${row!.email} already had an account; it now has the admin claim.`];

@@ -1,5 +1,5 @@
 import { queryOptions } from '@tanstack/react-query';
-import { Ok, Session, User } from '@hyperdesk/contract';
+import { EmailVerification, Ok, Session, User, VerifyEmailResult } from '@hyperdesk/contract';
 import { request } from './http';
 
 /** Identity calls (issue 2). Every call that signs someone in answers a Session; callers hand it to session.set(). */
@@ -42,4 +42,23 @@ export const meQuery = (uid: string) =>
     queryKey: ['user', 'me', uid],
     queryFn: () => request('GET', '/v1/user/me', { schema: User }),
     staleTime: 60_000,
+  });
+
+/** Spends a verification link; carries the id token when signed in (the server refuses another account's link). */
+export function verifyEmail(token: string) {
+  return request('POST', '/v1/auth/verify-email', { body: { token }, schema: VerifyEmailResult });
+}
+
+export function resendVerification() {
+  return request('POST', '/v1/auth/verify-email/resend', { schema: Ok });
+}
+
+export const emailVerificationKey = ['user', 'email-verification'] as const;
+
+/** Whether the caller's address is verified, read from the server (not the id token), and courses waiting for it. */
+export const emailVerificationQuery = (uid: string) =>
+  queryOptions({
+    queryKey: [...emailVerificationKey, uid],
+    queryFn: () => request('GET', '/v1/user/email-verification', { schema: EmailVerification }),
+    staleTime: 30_000,
   });

@@ -11,6 +11,7 @@ export const users = pgTable('users', {
   admin: boolean('admin').notNull().default(false),
   createdAt: ts('created_at').notNull().defaultNow(),
   passwordChangedAt: ts('password_changed_at').notNull().defaultNow(),
+  emailVerifiedAt: ts('email_verified_at'),
 });
 
 export const sessions = pgTable(
@@ -44,6 +45,19 @@ export const passwordResets = pgTable(
     usedAt: ts('used_at'),
   },
   (t) => [index('password_resets_user_idx').on(t.userId)],
+);
+
+export const emailVerifications = pgTable(
+  'email_verifications',
+  {
+    tokenHash: text('token_hash').primaryKey(),
+    email: text('email').notNull(),
+    userId: uuid('user_id'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    expiresAt: ts('expires_at').notNull(),
+    usedAt: ts('used_at'),
+  },
+  (t) => [index('email_verifications_email_idx').on(t.email), index('email_verifications_expires_idx').on(t.expiresAt)],
 );
 
 export const captchaUsed = pgTable(

@@ -136,7 +136,7 @@ describe('POST /v1/contact', () => {
     const uid = randomUUID();
     const email = `member-${uid.slice(0, 8)}@example.com`;
     await s.app.ctx.db.insert(users).values({ id: uid, email, displayName: 'Grace Hopper', passwordHash: 'x' });
-    const token = await s.app.ctx.tokens.sign({ uid, email, name: 'Grace Hopper', instructor: false, admin: false });
+    const token = await s.app.ctx.tokens.sign({ uid, email, name: 'Grace Hopper', instructor: false, admin: false, emailVerified: false });
     const res = await post({ name: 'Someone Else', email: 'spoof@example.com', Query: 'Signed-in question', captcha: await solvedCaptcha() }, { token });
     expect(res.body).toEqual({ success: true, message: `Thanks! We'll get in touch with you on ${email} soon.` });
     const [row] = await s.app.ctx.db.select().from(contactMessages).where(eq(contactMessages.userId, uid));

@@ -1,12 +1,12 @@
 import { lt, or } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { captchaUsed, passwordResets, sessions } from '../../db/schema/index';
+import { captchaUsed, emailVerifications, passwordResets, sessions } from '../../db/schema/index';
 import type { Clock } from '../../lib/clock';
 import type { Job } from '../../context';
 
 const DAY = 24 * 60 * 60_000;
 
-/** Deletes what can no longer be used: spent captcha signatures past their expiry, old reset links and sessions. */
+/** Deletes what can no longer be used: spent captcha signatures past their expiry, old reset and verification links, sessions. */
 export function identityCleanupJob(db: Db, clock: Clock): Job {
   return {
     name: 'identity-cleanup',
@@ -16,6 +16,7 @@ export function identityCleanupJob(db: Db, clock: Clock): Job {
       const weekAgo = new Date(now.getTime() - 7 * DAY);
       await db.delete(captchaUsed).where(lt(captchaUsed.expiresAt, now));
       await db.delete(passwordResets).where(lt(passwordResets.expiresAt, new Date(now.getTime() - DAY)));
+      await db.delete(emailVerifications).where(lt(emailVerifications.expiresAt, new Date(now.getTime() - DAY)));
       await db.delete(sessions).where(or(lt(sessions.expiresAt, weekAgo), lt(sessions.revokedAt, weekAgo)));
     },
   };

@@ -26,3 +26,26 @@ export function resetMail(user: Pick<UserRow, 'email' | 'displayName'>, link: st
   ].join('\n');
   return { to: user.email, subject: 'Reset your Hyperdesk password', text, html, kind: 'password-reset' };
 }
+
+/** The sign-up (or resent) verification e-mail: a single-use link, valid for 24 hours. */
+export function verificationMail(user: { email: string; displayName: string }, link: string): OutgoingMail {
+  const text = [
+    `Hello ${user.displayName},`,
+    '',
+    'Please confirm that this is your e-mail address for Hyperdesk. Open this link within 24 hours. It works once:',
+    '',
+    link,
+    '',
+    'Course machines your instructor gives you appear on your dashboard once the address is confirmed.',
+    'If you did not sign up for Hyperdesk, do not open the link; use "Forgot password" to take over the account.',
+  ].join('\n');
+  const html = [
+    `<p>Hello ${escapeHtml(user.displayName)},</p>`,
+    '<p>Please confirm that this is your e-mail address for Hyperdesk. Open this link within 24 hours. It works once:</p>',
+    `<p><a href="${escapeHtml(link)}">Verify your e-mail address</a></p>`,
+    `<p>${escapeHtml(link)}</p>`,
+    '<p>Course machines your instructor gives you appear on your dashboard once the address is confirmed.',
+    'If you did not sign up for Hyperdesk, do not open the link; use "Forgot password" to take over the account.</p>',
+  ].join('\n');
+  return { to: user.email, subject: 'Verify your Hyperdesk e-mail address', text, html, kind: 'email-verification' };
+}

@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import {
   ChangePasswordBody,
   DisplayNameBody,
+  EmailVerification,
   ForgotBody,
   LoginBody,
   Ok,
@@ -10,6 +11,8 @@ import {
   Session,
   SignupBody,
   User,
+  VerifyEmailBody,
+  VerifyEmailResult,
 } from '@hyperdesk/contract';
 import type { Ctx } from '../../context';
 import { principalOf } from '../../app';
@@ -35,6 +38,9 @@ export const IDENTITY_LIMITS = {
   forgotPerEmail: { limit: 3, windowMs: HOUR },
   resetPerIp: { limit: 20, windowMs: HOUR },
   changePasswordFailuresPerUser: { limit: 10, windowMs: 15 * MINUTE },
+  verifyPerIp: { limit: 30, windowMs: HOUR },
+  resendVerifyPerIp: { limit: 10, windowMs: HOUR },
+  resendVerifyPerUser: { limit: 3, windowMs: HOUR },
 };
 
 export async function identityRoutes(app: FastifyInstance, ctx: Ctx): Promise<void> {
@@ -81,8 +87,45 @@ export async function identityRoutes(app: FastifyInstance, ctx: Ctx): Promise<vo
 
   r.post('/auth/signup', { schema: { tags: ['auth'], body: SignupBody, response: { 201: Session } } }, async (req, reply) => {
     take(reply, limit.signupPerIp, req.ip);
-    return send(reply, await identity.signup(req.body), 201);
+    const signedIn = await identity.signup(req.body);
+    deliverSoon(); // the verification mail
+    return send(reply, signedIn, 201);
   });
+
+  // Opening a verification link needs the link's account signed in (the service answers why not, without spending
+  // the link). The web refreshes its id token afterwards to get the email_verified claim.
+  r.post(
+    '/auth/verify-email',
+    { schema: { tags: ['auth'], body: VerifyEmailBody, response: { 200: VerifyEmailResult } } },
+    async (req, reply) => {
+      take(reply, limit.verifyPerIp, req.ip);
+      const caller = req.headers.idtoken ? await ctx.tokens.verify(String(req.headers.idtoken)) : null;
+      const { email } = await identity.verifyEmail(req.body.token, caller);
+      return { ok: true as const, email };
+    },
+  );
+
+  // Same answer whether or not a mail went out (already verified, or over the per-user limit).
+  r.post(
+    '/auth/verify-email/resend',
+    { preHandler: app.authenticate, schema: { tags: ['auth'], response: { 200: Ok } } },
+    async (req, reply) => {
+      const p = principalOf(req);
+      take(reply, limit.resendVerifyPerIp, req.ip);
+      const queued = limit.resendVerifyPerUser.hit(p.uid) ? await identity.resendVerification(p) : false;
+      if (queued) deliverSoon();
+      return { ok: true as const };
+    },
+  );
+
+  r.get(
+    '/user/email-verification',
+    { preHandler: app.authenticate, schema: { tags: ['user'], response: { 200: EmailVerification } } },
+    async (req, reply) => {
+      reply.header('cache-control', 'no-store');
+      return identity.verificationStatus(principalOf(req));
+    },
+  );
 
   r.post('/auth/login', { schema: { tags: ['auth'], body: LoginBody, response: { 200: Session } } }, async (req, reply) => {
     const key = `${req.ip}|${req.body.email}`;

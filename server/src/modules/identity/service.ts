@@ -12,6 +12,7 @@ import { dummyVerify, hashPassword, primeDummyHash, verifyPassword } from './pas
 import { createSession, revokeByCookie, revokeUserSessions, sha256, useSession } from './sessions';
 import { findUserByEmail, findUserById, insertUser, isValidEmail, normalizeEmail, toPrincipal, toUser, type UserRow } from './users';
 import { resetMail } from './mails';
+import { createVerification, markVerified } from './verification';
 
 export type AuthCode = keyof typeof AUTH_MESSAGES;
 export const RESET_TTL_MS = 60 * 60_000;
@@ -41,6 +42,7 @@ export interface ChangePasswordInput {
 
 export function createIdentity(deps: { db: Db; clock: Clock; tokens: Tokens; mailer: Mailer; captcha: Captcha; publicUrl: string }) {
   const { db, clock, tokens, mailer, captcha } = deps;
+  const verification = createVerification(deps);
   void primeDummyHash();
 
   const answer = async (row: UserRow, cookie: string | null): Promise<SignedIn> => ({
@@ -69,6 +71,7 @@ export function createIdentity(deps: { db: Db; clock: Clock; tokens: Tokens; mai
       const created = await db.transaction(async (tx) => {
         const row = await insertUser(tx, { email, displayName: name, password: input.password, now });
         if (!row) return null;
+        await verification.mailNewUser(tx, row, now);
         return { row, issued: await createSession(tx, row.id, now) };
       });
       if (!created) throw authError(409, 'auth/email-already-in-use');
@@ -131,6 +134,8 @@ export function createIdentity(deps: { db: Db; clock: Clock; tokens: Tokens; mai
         if (!used) return false;
         await setPassword(tx, used.userId, passwordHash, now);
         await revokeUserSessions(tx, used.userId, now);
+        // The reset link came through the mailbox: the address is proven (and a squatter's sessions are gone).
+        await markVerified(tx, used.userId, now);
         return true;
       });
       if (!done) throw authError(400, 'auth/reset-failed');
@@ -158,6 +163,10 @@ export function createIdentity(deps: { db: Db; clock: Clock; tokens: Tokens; mai
     async me(p: Principal): Promise<User> {
       return toUser(await userOf(p));
     },
+
+    verifyEmail: verification.consume,
+    resendVerification: (p: Principal) => verification.resend(p),
+    verificationStatus: verification.status,
 
     async updateProfile(p: Principal, displayName: string): Promise<User> {
       const [row] = await db.update(users).set({ displayName: displayName.trim() }).where(eq(users.id, p.uid)).returning();

@@ -1,6 +1,6 @@
 import { SignJWT, jwtVerify, generateKeyPair, exportJWK, importJWK, createLocalJWKSet, type JWK } from 'jose';
 import { randomUUID } from 'node:crypto';
-import { desc } from 'drizzle-orm';
+import { desc, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { signingKeys } from '../../db/schema/index';
 import type { Clock } from '../../lib/clock';
@@ -10,6 +10,7 @@ export const ID_TOKEN_TTL_SECONDS = 15 * 60;
 const ISSUER = 'hyperdesk';
 const AUDIENCE = 'hyperdesk';
 const ALG = 'ES256';
+const SIGNING_KEY_LOCK = 727_003; // advisory lock id: one replica creates the first signing key
 
 /** What a verified id token tells the server about its caller. */
 export interface Principal {
@@ -18,6 +19,8 @@ export interface Principal {
   name: string;
   instructor: boolean;
   admin: boolean;
+  /** The `email_verified` claim: the address was proven by a mailed link (roster access needs it). */
+  emailVerified: boolean;
 }
 
 export interface Tokens {
@@ -34,8 +37,14 @@ export async function createTokens(db: Db, clock: Clock): Promise<Tokens> {
     const kid = randomUUID();
     const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: ALG };
     const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: ALG, use: 'sig' };
-    await db.insert(signingKeys).values({ kid, privateJwk, publicJwk }).onConflictDoNothing();
-    rows = await db.select().from(signingKeys).orderBy(desc(signingKeys.createdAt));
+    // Two replicas booting on an empty database: the first to take the lock creates the key, the other finds it.
+    rows = await db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(${SIGNING_KEY_LOCK})`);
+      const existing = await tx.select().from(signingKeys).orderBy(desc(signingKeys.createdAt));
+      if (existing.length) return existing;
+      await tx.insert(signingKeys).values({ kid, privateJwk, publicJwk });
+      return tx.select().from(signingKeys).orderBy(desc(signingKeys.createdAt));
+    });
   }
   const current = rows[0]!;
   const privateKey = await importJWK(current.privateJwk as JWK, ALG);
@@ -45,7 +54,7 @@ export async function createTokens(db: Db, clock: Clock): Promise<Tokens> {
   return {
     async sign(p) {
       const now = Math.floor(clock.now().getTime() / 1000);
-      return new SignJWT({ email: p.email, name: p.name, instructor: p.instructor, admin: p.admin })
+      return new SignJWT({ email: p.email, email_verified: p.emailVerified, name: p.name, instructor: p.instructor, admin: p.admin })
         .setProtectedHeader({ alg: ALG, kid: current.kid, typ: 'JWT' })
         .setSubject(p.uid)
         .setIssuer(ISSUER)
@@ -69,6 +78,7 @@ export async function createTokens(db: Db, clock: Clock): Promise<Tokens> {
           name: typeof payload.name === 'string' ? payload.name : '',
           instructor: payload.instructor === true,
           admin: payload.admin === true,
+          emailVerified: payload.email_verified === true,
         };
       } catch {
         throw new Unauthorized('Your session has expired. Please log in again.', 'auth/invalid-token');

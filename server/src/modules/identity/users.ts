@@ -33,7 +33,7 @@ export async function findUserById(q: Queryable, id: string): Promise<UserRow | 
 /** Inserts a user; undefined when the e-mail is taken (also when a parallel sign-up won the race). */
 export async function insertUser(
   q: Queryable,
-  u: { email: string; displayName: string; password: string; instructor?: boolean; admin?: boolean; now: Date },
+  u: { email: string; displayName: string; password: string; instructor?: boolean; admin?: boolean; verified?: boolean; now: Date },
 ): Promise<UserRow | undefined> {
   const passwordHash = await hashPassword(u.password);
   const [row] = await q
@@ -47,6 +47,7 @@ export async function insertUser(
       admin: u.admin ?? false,
       createdAt: u.now,
       passwordChangedAt: u.now,
+      emailVerifiedAt: u.verified ? u.now : null,
     })
     .onConflictDoNothing({ target: users.email })
     .returning();
@@ -72,5 +73,5 @@ export function toUser(row: UserRow): User {
 }
 
 export function toPrincipal(row: UserRow): Principal {
-  return { uid: row.id, email: row.email, name: row.displayName, instructor: row.instructor, admin: row.admin };
+  return { uid: row.id, email: row.email, name: row.displayName, instructor: row.instructor, admin: row.admin, emailVerified: !!row.emailVerifiedAt };
 }

@@ -88,8 +88,13 @@ export function RosterUpload({ packId, rosterSize }: { packId: string; rosterSiz
         <div className={styles.summary} role="status">
           <p className={styles.summaryLine}>
             <strong>The student list was updated.</strong> Added: {summary.added} · Removed: {summary.removed} · On the
-            list: {summary.total}
+            list: {summary.total} · Invitations sent: {summary.invited}
           </p>
+          {summary.notices.map((n) => (
+            <p key={n} className={styles.summaryLine}>
+              {n}
+            </p>
+          ))}
           {summary.invalid.length ? (
             <>
               <p className={styles.summaryLine}>

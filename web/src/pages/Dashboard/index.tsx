@@ -6,6 +6,7 @@ import { DashboardSidebar } from './DashboardSidebar';
 import { EmptyState } from './EmptyState';
 import { MachineList } from './MachineList';
 import { useBalance } from './useBalance';
+import { VerifyBanner } from './VerifyBanner';
 import styles from './Dashboard.module.css';
 
 export default function Dashboard() {
@@ -28,6 +29,7 @@ export default function Dashboard() {
 
   return (
     <AppLayout title="Your Cloud Machines" sidebar={<DashboardSidebar />}>
+      <VerifyBanner />
       {entries?.length ? (
         <div className={styles.toolbar}>
           <p className={styles.toolbarText}>{toolbarText(entries)}</p>
