@@ -4,23 +4,39 @@
  * to the caller's SINGLE entries. (Spec §6: the client skips instructor entries after the first when it builds
  * its machine list; the server answers one entry per course and leaves that rule to the client.)
  */
-import { and, asc, count, eq, gt, inArray } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import { INSTRUCTOR_STATIC_CONFIG, PLATFORMS, type BalanceEntry, type InstanceStatus, type MachineConfig } from '@hyperdesk/contract';
 import type { Queryable } from '../../db/client';
-import { courses, machines, roster } from '../../db/schema/index';
 import type { Principal } from '../identity/tokens';
+import { liveLotsOf } from '../ledger/service';
 import { COURSE_ENDED } from './service';
-import { seatHolders } from './seats';
+import { SEAT_STALE_MS } from './seats';
 
 /** Instructors keep seeing a course for this long after it ended (to read its seats and hours). */
 export const ENDED_COURSE_VISIBLE_MS = 30 * 24 * 60 * 60 * 1000;
 
-export interface RemainingLedger {
-  remainingMinutes(q: Queryable, machineId: string, at: Date): Promise<number>;
+interface CourseRow {
+  id: string;
+  role: 'INSTRUCTOR' | 'STUDENT';
+  name: string;
+  region: string;
+  platform: string;
+  vms: number;
+  hoursPerMachine: number;
+  startAt: Date;
+  endAt: Date;
+  rosterSize: number;
+  machines: MachineRow[];
 }
-
-type CourseRow = typeof courses.$inferSelect;
-type MachineRow = Pick<typeof machines.$inferSelect, 'id' | 'courseId' | 'name' | 'observed' | 'processingSince' | 'stopReason' | 'seq'>;
+interface MachineRow {
+  name: string;
+  observed: InstanceStatus;
+  processingSince: Date | null;
+  stopReason: string | null;
+  leftMinutes: number;
+  /** Instructor rows only: the e-mail of the student holding the seat now. */
+  student: string | null;
+}
 
 export const courseConnectUrl = (courseId: string) => `/v1/slot/connect?packId=${courseId}`;
 
@@ -39,17 +55,71 @@ function platformConfig(platform: string): MachineConfig {
 const hours = (minutes: number) => Math.round((minutes / 60) * 100) / 100;
 
 /**
+ * The caller's courses, as instructor (ended less than ENDED_COURSE_VISIBLE_MS ago) and as student (running, the
+ * caller's e-mail on the roster, not their own), each with its machines (by seat number, with the lot remainders
+ * from the ledger and, for instructors, who sits where) and roster size: ONE query, whatever the machines per course
+ * or minutes used. Instructor courses first, each group by start.
+ */
+export async function coursesWithMachines(q: Queryable, principal: Principal, at: Date): Promise<CourseRow[]> {
+  const now = at.toISOString();
+  const res = await q.execute(sql`
+    with mine as (
+      select c.*, 'INSTRUCTOR' as role, 0 as rank from courses c
+        where c.owner_user_id = ${principal.uid}::uuid and c.end_at > ${new Date(at.getTime() - ENDED_COURSE_VISIBLE_MS).toISOString()}::timestamptz
+      union all
+      select c.*, 'STUDENT' as role, 1 as rank from roster r join courses c on c.id = r.course_id
+        where r.email = ${principal.email.trim().toLowerCase()} and c.end_at > ${now}::timestamptz and c.owner_user_id <> ${principal.uid}::uuid
+          and ${principal.emailVerified} -- STUDENT entries only for a proven address (issue 11.2)
+    )
+    select c.id, c.role, c.name, c.region, c.platform, c.vms, c.hours_per_machine, c.start_at, c.end_at,
+      case when c.role = 'INSTRUCTOR' then (select count(*) from roster r where r.course_id = c.id) else 0 end as roster_size,
+      coalesce((
+        select json_agg(json_build_object(
+            'name', m.name, 'observed', m.observed, 'processingSince', m.processing_since, 'stopReason', m.stop_reason,
+            'leftMinutes', t.left_minutes,
+            'student', case when c.role = 'INSTRUCTOR' then (select u.email from seats s join users u on u.id = s.user_id
+              where s.machine_id = m.id and s.last_seen_at >= ${new Date(at.getTime() - SEAT_STALE_MS).toISOString()}::timestamptz) end
+          ) order by m.seq)
+        from machines m cross join lateral ${liveLotsOf(sql`m.id`, at)} t
+        where m.course_id = c.id), '[]') as machines
+    from mine c
+    order by c.rank, c.start_at, c.created_at`);
+  return (res.rows as Record<string, unknown>[]).map((r) => {
+    const list = (typeof r.machines === 'string' ? JSON.parse(r.machines) : r.machines) as Record<string, unknown>[];
+    return {
+      id: String(r.id),
+      role: r.role as CourseRow['role'],
+      name: String(r.name),
+      region: String(r.region),
+      platform: String(r.platform),
+      vms: Number(r.vms),
+      hoursPerMachine: Number(r.hours_per_machine),
+      startAt: new Date(r.start_at as string | Date),
+      endAt: new Date(r.end_at as string | Date),
+      rosterSize: Number(r.roster_size),
+      machines: list.map((m) => ({
+        name: String(m.name),
+        observed: m.observed as InstanceStatus,
+        processingSince: m.processingSince ? new Date(m.processingSince as string) : null,
+        stopReason: (m.stopReason as string | null) ?? null,
+        leftMinutes: Number(m.leftMinutes),
+        student: (m.student as string | null) ?? null,
+      })),
+    };
+  });
+}
+
+/**
  * timeLeft of a course is the MINIMUM left across its machines: the runtime every seat still has (the first seat
  * to run out stops there). 0 once the course has ended (its hours expired with it).
  */
-async function minutesLeft(q: Queryable, ledger: RemainingLedger, list: MachineRow[], course: CourseRow, at: Date): Promise<number> {
-  if (at >= course.endAt || list.length === 0) return 0;
-  let min = Infinity;
-  for (const m of list) min = Math.min(min, await ledger.remainingMinutes(q, m.id, at));
-  return min;
+function minutesLeft(course: CourseRow, at: Date): number {
+  if (at >= course.endAt || course.machines.length === 0) return 0;
+  return Math.min(...course.machines.map((m) => m.leftMinutes));
 }
 
-function baseEntry(course: CourseRow, list: MachineRow[], left: number, at: Date) {
+function baseEntry(course: CourseRow, at: Date) {
+  const list = course.machines;
   const status = aggregateStatus(list);
   const processing = list.filter((m) => m.observed === 'processing' && m.processingSince).map((m) => m.processingSince!.getTime());
   const reason = at >= course.endAt ? COURSE_ENDED : status === 'offline' ? (list.find((m) => m.stopReason)?.stopReason ?? null) : null;
@@ -57,7 +127,7 @@ function baseEntry(course: CourseRow, list: MachineRow[], left: number, at: Date
     platform: course.platform as BalanceEntry['platform'],
     packId: course.id,
     machineName: course.name,
-    timeLeft: hours(left),
+    timeLeft: hours(minutesLeft(course, at)),
     totalHours: course.hoursPerMachine,
     vms: course.vms,
     instanceStatus: status,
@@ -70,82 +140,23 @@ function baseEntry(course: CourseRow, list: MachineRow[], left: number, at: Date
   };
 }
 
-async function machinesOf(q: Queryable, courseIds: string[]): Promise<Map<string, MachineRow[]>> {
-  const by = new Map<string, MachineRow[]>();
-  if (courseIds.length === 0) return by;
-  const rows = await q
-    .select({
-      id: machines.id,
-      courseId: machines.courseId,
-      name: machines.name,
-      observed: machines.observed,
-      processingSince: machines.processingSince,
-      stopReason: machines.stopReason,
-      seq: machines.seq,
-    })
-    .from(machines)
-    .where(inArray(machines.courseId, courseIds))
-    .orderBy(asc(machines.seq));
-  for (const r of rows) by.set(r.courseId!, [...(by.get(r.courseId!) ?? []), r]);
-  return by;
-}
-
 /** The caller's INSTRUCTOR and STUDENT entries, instructor ones first, each group by course start. */
-export async function courseEntries(q: Queryable, ledger: RemainingLedger, principal: Principal, at: Date): Promise<BalanceEntry[]> {
-  const owned = await q
-    .select()
-    .from(courses)
-    .where(and(eq(courses.ownerUserId, principal.uid), gt(courses.endAt, new Date(at.getTime() - ENDED_COURSE_VISIBLE_MS))))
-    .orderBy(asc(courses.startAt), asc(courses.createdAt));
-  const studying = (
-    await q
-      .select({ course: courses })
-      .from(roster)
-      .innerJoin(courses, eq(courses.id, roster.courseId))
-      .where(and(eq(roster.email, principal.email.trim().toLowerCase()), gt(courses.endAt, at)))
-      .orderBy(asc(courses.startAt), asc(courses.createdAt))
-  )
-    .map((r) => r.course)
-    .filter((c) => c.ownerUserId !== principal.uid);
-
-  const all = [...owned, ...studying];
-  const byCourse = await machinesOf(q, all.map((c) => c.id));
-  const holders = await seatHolders(q, owned.map((c) => c.id), at);
-  const sizes = new Map(
-    owned.length
-      ? (
-          await q
-            .select({ courseId: roster.courseId, n: count() })
-            .from(roster)
-            .where(inArray(roster.courseId, owned.map((c) => c.id)))
-            .groupBy(roster.courseId)
-        ).map((r) => [r.courseId, Number(r.n)])
-      : [],
+export async function courseEntries(q: Queryable, principal: Principal, at: Date): Promise<BalanceEntry[]> {
+  return (await coursesWithMachines(q, principal, at)).map((course): BalanceEntry =>
+    course.role === 'INSTRUCTOR'
+      ? {
+          role: 'INSTRUCTOR',
+          ...baseEntry(course, at),
+          machineConfig: { ...INSTRUCTOR_STATIC_CONFIG },
+          seats: course.machines.map((m) => ({ machineName: m.name, instanceStatus: m.observed, student: m.student })),
+          rosterSize: course.rosterSize,
+        }
+      : { role: 'STUDENT', ...baseEntry(course, at), machineConfig: platformConfig(course.platform) },
   );
-  const out: BalanceEntry[] = [];
-  for (const course of owned) {
-    const list = byCourse.get(course.id) ?? [];
-    out.push({
-      role: 'INSTRUCTOR',
-      ...baseEntry(course, list, await minutesLeft(q, ledger, list, course, at), at),
-      machineConfig: { ...INSTRUCTOR_STATIC_CONFIG },
-      seats: list.map((m) => ({ machineName: m.name, instanceStatus: m.observed, student: holders.get(m.id) ?? null })),
-      rosterSize: sizes.get(course.id) ?? 0,
-    });
-  }
-  for (const course of studying) {
-    const list = byCourse.get(course.id) ?? [];
-    out.push({
-      role: 'STUDENT',
-      ...baseEntry(course, list, await minutesLeft(q, ledger, list, course, at), at),
-      machineConfig: platformConfig(course.platform),
-    });
-  }
-  return out;
 }
 
 /** The wallet's balance builder for course entries. */
 export const courseBalance =
-  (ledger: RemainingLedger) =>
+  () =>
   (q: Queryable, principal: Principal, at: Date): Promise<BalanceEntry[]> =>
-    courseEntries(q, ledger, principal, at);
+    courseEntries(q, principal, at);

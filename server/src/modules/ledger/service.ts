@@ -5,10 +5,15 @@ import type { Clock } from '../../lib/clock';
 import type { Job } from '../../context';
 
 /**
- * The hours ledger (design §5). Append-only rows in minutes: a credit is a lot with an expiry; debits and expiries
- * name the lot they draw from, so a lot's remainder is its credit plus its children. Every row carries a unique
- * idempotency key, so a repeated call (a retried webhook, a re-run metering pass) never counts twice. Writers that
- * read remainders (debit, expiry) lock the machine row first, so concurrent writers on one machine never overdraw a lot.
+ * The hours ledger (design §5). Append-only rows in minutes: a credit is a lot with an expiry; debits, expiries and
+ * adjustments name the lot they draw from, so a lot's remainder is its credit plus its children. Every row carries a
+ * unique idempotency key, so a repeated call (a retried webhook, a re-run metering pass) never counts twice.
+ *
+ * Each credit lot also has a row in `ledger_lots` (migrations 0650/0651) with its `remaining`: credit + children,
+ * moved by a trigger in the same statement as each child's insert, never below 0 (a check). Reads and writers use it instead of summing debits,
+ * so their cost does not grow with minutes used; `verifyLedger` recomputes it from the rows. Writers that pick a lot
+ * (debit, expiry, adjust) lock the machine row first, so concurrent writers on one machine never pick the same last
+ * minute (a writer that did not lock gets an error from the check, never a negative remainder).
  */
 export interface Ledger {
   /** Adds a credit lot; idempotent on key (returns false when the key exists). */
@@ -28,49 +33,41 @@ async function rows<T>(q: Queryable, query: SQL): Promise<T[]> {
   return (await q.execute(query)).rows as T[];
 }
 
-/** Live lots of a machine with their remainders, earliest expiry first. */
-function lotsQuery(machineId: string, at: Date): SQL {
-  return sql`select l.id, l.expires_at, l.minutes as credited,
-      l.minutes + coalesce((select sum(c.minutes) from ledger_entries c where c.lot_id = l.id), 0) as remaining
-    from ledger_entries l
-    where l.machine_id = ${machineId} and l.kind = 'credit' and l.expires_at > ${at.toISOString()}
-    order by l.expires_at, l.created_at, l.id`;
-}
-
-interface LotRow {
-  id: string;
-  credited: number | string;
-  remaining: number | string;
-}
-
 async function lockMachine(q: Queryable, machineId: string): Promise<void> {
   await q.execute(sql`select id from machines where id = ${machineId} for update`);
 }
 
+/**
+ * For other modules' queries: a lateral subquery answering `left_minutes` (remainders) and `total_minutes`
+ * (credited) of the live lots of the machine `machineId` (an SQL column expression). Reads lots only (an index).
+ */
+export function liveLotsOf(machineId: SQL, at: Date): SQL {
+  return sql`(select coalesce(sum(l.remaining), 0)::int as left_minutes, coalesce(sum(l.minutes), 0)::int as total_minutes
+    from ledger_lots l where l.machine_id = ${machineId} and l.expires_at > ${at.toISOString()}::timestamptz)`;
+}
+
+async function liveTotals(q: Queryable, machineId: string, at: Date): Promise<{ left: number; total: number }> {
+  const [r] = await rows<{ left_minutes: number | string; total_minutes: number | string }>(
+    q,
+    sql`select t.* from ${liveLotsOf(sql`${machineId}::uuid`, at)} t`,
+  );
+  return { left: Number(r?.left_minutes ?? 0), total: Number(r?.total_minutes ?? 0) };
+}
+
 export function createLedger(db: Db): Ledger {
+  /** One lot's expiry: the lot's whole remainder in one row (the trigger brings it to 0). */
   const expireLot = (lotId: string, machineId: string) =>
     db.transaction(async (tx) => {
       await lockMachine(tx, machineId);
-      const [left] = await rows<{ remaining: number | string }>(
-        tx,
-        sql`select l.minutes + coalesce((select sum(c.minutes) from ledger_entries c where c.lot_id = l.id), 0) as remaining
-          from ledger_entries l where l.id = ${lotId}`,
-      );
-      const remaining = Number(left?.remaining ?? 0);
-      if (remaining <= 0) return 0;
       const res = await rows<{ id: string }>(
         tx,
         sql`insert into ledger_entries (id, machine_id, kind, minutes, lot_id, idempotency_key, note)
-          values (${randomUUID()}, ${machineId}, 'expiry', ${-remaining}, ${lotId}, ${'expiry:' + lotId}, 'unused hours expired')
+          select ${randomUUID()}, l.machine_id, 'expiry', -l.remaining, l.id, 'expiry:' || l.id, 'unused hours expired'
+          from ledger_lots l where l.id = ${lotId} and l.remaining > 0
           on conflict (idempotency_key) do nothing returning id`,
       );
       return res.length;
     });
-
-  const remainingMinutes = async (q: Queryable, machineId: string, at: Date) => {
-    const lots = await rows<LotRow>(q, lotsQuery(machineId, at));
-    return lots.reduce((sum, l) => sum + Math.max(0, Number(l.remaining)), 0);
-  };
 
   return {
     async credit(q, e) {
@@ -87,26 +84,28 @@ export function createLedger(db: Db): Ledger {
     async debitMinute(q, e) {
       return q.transaction(async (tx) => {
         await lockMachine(tx, e.machineId);
-        const seen = await rows<{ id: string }>(tx, sql`select id from ledger_entries where idempotency_key = ${e.key}`);
-        const lots = await rows<LotRow>(tx, lotsQuery(e.machineId, e.at));
-        const left = lots.reduce((sum, l) => sum + Math.max(0, Number(l.remaining)), 0);
-        if (seen.length) return { debited: true, remainingMinutes: left };
-        const lot = lots.find((l) => Number(l.remaining) > 0);
-        if (!lot) return { debited: false, remainingMinutes: 0 };
-        await tx.execute(
+        // One statement: pick the earliest-expiring lot with minutes left and write the debit (the trigger takes the
+        // minute off that lot). Nothing is written when the key exists (a replay) or no lot has minutes.
+        const inserted = await rows<{ id: string }>(
+          tx,
           sql`insert into ledger_entries (id, machine_id, kind, minutes, lot_id, idempotency_key, note)
-            values (${randomUUID()}, ${e.machineId}, 'debit', -1, ${lot.id}, ${e.key}, ${'runtime ' + e.at.toISOString()})`,
+            select ${randomUUID()}, ${e.machineId}, 'debit', -1, lot.id, ${e.key}, ${'runtime ' + e.at.toISOString()}
+            from (select id from ledger_lots
+              where machine_id = ${e.machineId} and expires_at > ${e.at.toISOString()}::timestamptz and remaining > 0
+              order by expires_at, created_at, id limit 1) lot
+            where not exists (select 1 from ledger_entries where idempotency_key = ${e.key})
+            on conflict (idempotency_key) do nothing returning id`,
         );
-        return { debited: true, remainingMinutes: left - 1 };
+        const { left } = await liveTotals(tx, e.machineId, e.at);
+        if (inserted.length) return { debited: true, remainingMinutes: left };
+        const [seen] = await rows<{ id: string }>(tx, sql`select id from ledger_entries where idempotency_key = ${e.key}`);
+        return seen ? { debited: true, remainingMinutes: left } : { debited: false, remainingMinutes: 0 };
       });
     },
 
-    remainingMinutes,
+    remainingMinutes: async (q, machineId, at) => (await liveTotals(q, machineId, at)).left,
 
-    async liveCreditedMinutes(q, machineId, at) {
-      const lots = await rows<LotRow>(q, lotsQuery(machineId, at));
-      return lots.reduce((sum, l) => sum + Number(l.credited), 0);
-    },
+    liveCreditedMinutes: async (q, machineId, at) => (await liveTotals(q, machineId, at)).total,
 
     async expireDue(at) {
       let written = 0;
@@ -114,10 +113,9 @@ export function createLedger(db: Db): Ledger {
         // Lots past expiry that still hold minutes (an expiry row brings the remainder to 0, so each lot is written once).
         const due = await rows<{ id: string; machine_id: string }>(
           db,
-          sql`select l.id, l.machine_id from ledger_entries l
-            where l.kind = 'credit' and l.expires_at <= ${at.toISOString()}
-              and l.minutes + coalesce((select sum(c.minutes) from ledger_entries c where c.lot_id = l.id), 0) > 0
-            order by l.expires_at limit 200`,
+          sql`select id, machine_id from ledger_lots
+            where remaining > 0 and expires_at <= ${at.toISOString()}::timestamptz
+            order by expires_at limit 200`,
         );
         let batch = 0;
         for (const lot of due) batch += await expireLot(lot.id, lot.machine_id);
@@ -133,3 +131,5 @@ export function createLedger(db: Db): Ledger {
 export function ledgerExpiryJob(ledger: Ledger, clock: Clock): Job {
   return { name: 'ledger-expiry', intervalMs: 60_000, runOnce: async () => void (await ledger.expireDue(clock.now())) };
 }
+
+export { adjust, verifyLedger, type Adjustment, type LedgerMismatch } from './audit';

@@ -8,7 +8,7 @@ import { courseBalance } from '../courses/entries';
 
 /** GET /v1/user/wallet/balance (spec §7). Each kind of entry comes from one builder; add a builder to add a kind. */
 export async function walletRoutes(app: FastifyInstance, ctx: Ctx): Promise<void> {
-  const builders: BalanceBuilder[] = [singleEntries(ctx.ledger), courseBalance(ctx.ledger)];
+  const builders: BalanceBuilder[] = [singleEntries(), courseBalance()];
 
   app.withTypeProvider<ZodTypeProvider>().get(
     '/user/wallet/balance',

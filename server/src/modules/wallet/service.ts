@@ -1,9 +1,7 @@
-import { and, asc, eq, isNull } from 'drizzle-orm';
 import { PLATFORMS, type BalanceEntry, type CountryId, type MachineConfig, type PlatformName } from '@hyperdesk/contract';
 import type { Queryable } from '../../db/client';
-import { machines } from '../../db/schema/index';
 import type { Principal } from '../identity/tokens';
-import type { Ledger } from '../ledger/service';
+import { singleMachinesWithHours } from '../machines/queries';
 
 /** Builds some of a user's balance entries; the balance is the concatenation of every builder's entries. */
 export type BalanceBuilder = (q: Queryable, principal: Principal, at: Date) => Promise<BalanceEntry[]>;
@@ -21,37 +19,30 @@ export function machineConfigOf(platform: string): MachineConfig {
 
 export const connectUrl = (packId: string) => `/v1/slot/connect?packId=${encodeURIComponent(packId)}`;
 
-/** One SINGLE entry per machine the user bought (design §5): hours from the ledger, state from the reconciler. */
-export function singleEntries(ledger: Ledger): BalanceBuilder {
-  return async (q, principal, at) => {
-    const rows = await q
-      .select()
-      .from(machines)
-      .where(and(eq(machines.ownerUserId, principal.uid), isNull(machines.courseId)))
-      .orderBy(asc(machines.createdAt), asc(machines.id));
-    return Promise.all(
-      rows.map(async (m): Promise<BalanceEntry> => ({
-        role: 'SINGLE',
-        platform: m.platform as PlatformName,
-        packId: m.id,
-        machineName: m.name,
-        timeLeft: minutesToHours(await ledger.remainingMinutes(q, m.id, at)),
-        totalHours: minutesToHours(await ledger.liveCreditedMinutes(q, m.id, at)),
-        vms: 1,
-        instanceStatus: m.observed,
-        url: connectUrl(m.id),
-        startDate: null,
-        endDate: null,
-        machineConfig: machineConfigOf(m.platform),
-        region: m.region as CountryId,
-        stopReason: m.stopReason,
-        processingSince: m.processingSince ? m.processingSince.toISOString() : null,
-      })),
-    );
-  };
+/** One SINGLE entry per machine the user bought (design §5): hours from the ledger's lot remainders, state from the
+ *  reconciler — one query through the machines module, whatever the minutes used. */
+export function singleEntries(): BalanceBuilder {
+  return async (q, principal, at) =>
+    (await singleMachinesWithHours(q, principal.uid, at)).map((m): BalanceEntry => ({
+      role: 'SINGLE',
+      platform: m.platform as PlatformName,
+      packId: m.id,
+      machineName: m.name,
+      timeLeft: minutesToHours(m.leftMinutes),
+      totalHours: minutesToHours(m.totalMinutes),
+      vms: 1,
+      instanceStatus: m.observed,
+      url: connectUrl(m.id),
+      startDate: null,
+      endDate: null,
+      machineConfig: machineConfigOf(m.platform),
+      region: m.region as CountryId,
+      stopReason: m.stopReason,
+      processingSince: m.processingSince ? m.processingSince.toISOString() : null,
+    }));
 }
 
-/** A user's whole balance from a list of builders (SINGLE machines now; course entries append theirs). */
+/** A user's whole balance from a list of builders (SINGLE machines, course entries); one query per builder, in parallel. */
 export async function buildBalance(q: Queryable, principal: Principal, at: Date, builders: readonly BalanceBuilder[]): Promise<BalanceEntry[]> {
   const parts = await Promise.all(builders.map((b) => b(q, principal, at)));
   return parts.flat();

@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'drizzle-orm';
+import { startTestServer, type TestServer } from './harness';
+import { manualClock } from '../src/lib/clock';
+import { roster } from '../src/db/schema/index';
+import { seedCourseOrder, seedUser } from '../src/modules/courses/fixtures/seed';
+import type { Principal } from '../src/modules/identity/tokens';
+
+/**
+ * GET /v1/user/wallet/balance reads in a constant number of queries (issue 14): counted at the database client
+ * (PGlite's or node-postgres' `query`), through real HTTP, for a single user after many metered minutes, an
+ * instructor with a 40-machine course and a student. The id token check itself reads nothing.
+ */
+const DAY = 86_400_000;
+const clock = manualClock(new Date('2030-05-04T10:00:00Z'));
+let s: TestServer;
+let queries = 0;
+
+async function user(o: { instructor?: boolean } = {}) {
+  const p = await seedUser(s.app.ctx.db, o);
+  return { p, token: await s.app.ctx.tokens.sign(p) };
+}
+async function balance(token: string) {
+  queries = 0;
+  const res = await s.call('GET', '/v1/user/wallet/balance', { token });
+  expect(res.status).toBe(200);
+  return { entries: res.body.balance as Record<string, any>[], queries };
+}
+async function course(owner: Principal, vms: number, hours: number) {
+  const startAt = new Date(clock.now().getTime() - DAY);
+  const orderId = await seedCourseOrder(s.app.ctx.db, { userId: owner.uid, vms, hours, startAt, expiresAt: new Date(startAt.getTime() + 30 * DAY) });
+  const courseId = await s.app.ctx.db.transaction((tx) => s.app.ctx.courses.fulfilCourseOrder(tx, { id: orderId }));
+  const ids = (await s.app.ctx.db.execute(sql`select id from machines where course_id = ${courseId} order by seq`)).rows.map((r) => String(r.id));
+  return { courseId, ids };
+}
+const debit = (machineId: string, n: number, from = 0) =>
+  s.app.ctx.db.execute(sql`insert into ledger_entries (id, machine_id, kind, minutes, lot_id, idempotency_key)
+    select gen_random_uuid(), l.machine_id, 'debit', -1, l.id, 'meter:' || l.machine_id || ':' || g
+    from ledger_entries l cross join generate_series(${from}::int, ${from + n - 1}::int) g where l.machine_id = ${machineId} and l.kind = 'credit'`);
+
+beforeAll(async () => {
+  s = await startTestServer({ clock });
+  const client = (s.database.db as unknown as { $client: { query: (...a: unknown[]) => unknown } }).$client;
+  const query = client.query.bind(client);
+  client.query = (...a: unknown[]) => {
+    queries++;
+    return query(...a);
+  };
+});
+afterAll(async () => s.close());
+
+describe('balance read query count', () => {
+  it('a single user: at most 2 queries, with 1 machine or 3, fresh or after 20 hours of minutes', async () => {
+    const u = await user();
+    const machineIds: string[] = [];
+    for (const region of ['UK', 'DE', 'ES']) {
+      const id = (await s.app.ctx.db.execute(sql`insert into machines (id, owner_user_id, name, region, platform)
+        values (gen_random_uuid(), ${u.p.uid}, ${'UE-' + region}, ${region}, 'Unreal Engine') returning id`)).rows[0]!.id as string;
+      await s.app.ctx.ledger.credit(s.app.ctx.db, { machineId: id, minutes: 150 * 60, expiresAt: new Date(clock.now().getTime() + 30 * DAY), key: `c-${id}` });
+      machineIds.push(id);
+    }
+    const fresh = await balance(u.token);
+    expect(fresh.queries).toBeLessThanOrEqual(2);
+    expect(fresh.queries).toBeGreaterThan(0); // the counter sees the reads
+    expect(fresh.entries.map((e) => [e.role, e.timeLeft, e.totalHours])).toEqual([['SINGLE', 150, 150], ['SINGLE', 150, 150], ['SINGLE', 150, 150]]);
+
+    await debit(machineIds[0]!, 1200);
+    await s.app.ctx.ledger.debitMinute(s.app.ctx.db, { machineId: machineIds[0]!, key: `meter:${machineIds[0]}:1200`, at: clock.now() });
+    const used = await balance(u.token);
+    expect(used.queries).toBeLessThanOrEqual(2);
+    expect(used.entries[0]).toMatchObject({ timeLeft: 129.98, totalHours: 150 });
+  });
+
+  it('an instructor with a 40-machine course: at most 2 queries, timeLeft is the least left', async () => {
+    const t = await user({ instructor: true });
+    const c = await course(t.p, 40, 25);
+    for (const [i, id] of c.ids.entries()) await debit(id, 60 + i);
+    const { entries, queries: n } = await balance(t.token);
+    expect(n).toBeLessThanOrEqual(2);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ role: 'INSTRUCTOR', packId: c.courseId, vms: 40, totalHours: 25, timeLeft: Math.round(((25 * 60 - 99) / 60) * 100) / 100 });
+    expect(entries[0]!.seats).toHaveLength(40);
+  });
+
+  it('a student: at most 2 queries', async () => {
+    const t = await user({ instructor: true });
+    const st = await user();
+    const c = await course(t.p, 3, 10);
+    await s.app.ctx.db.insert(roster).values({ courseId: c.courseId, email: st.p.email });
+    const { entries, queries: n } = await balance(st.token);
+    expect(n).toBeLessThanOrEqual(2);
+    expect(entries).toEqual([expect.objectContaining({ role: 'STUDENT', packId: c.courseId, timeLeft: 10, totalHours: 10 })]);
+    expect(entries[0]!.seats).toBeUndefined();
+  });
+});
