@@ -8,14 +8,14 @@
  *   npx tsx bench/machines.ts [runs-of-1 (default 5)] [runs-of-10 (default 3)]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startBenchServer } from './server';
 import { desktopProcesses, vncHandshake } from '../server/test/machines-desktops';
-import { DESKTOP_PATH, desktopUser } from '../server/src/modules/machines/providers/desktop';
-import { alive, clearStaleX, xLockPid } from '../server/src/modules/machines/providers/procs';
+import { DESKTOP_PATH } from '../server/src/modules/machines/providers/sandbox';
+import { alive } from '../server/src/modules/machines/providers/procs';
 import { machineRow, seedMachine, seedUser, signFor } from '../server/test/machines-fixtures';
 import { desktopMemory } from './memory';
 import { fmtBytes, fmtMs, percentile, ratio } from './stats';
@@ -33,6 +33,22 @@ function freePort(): Promise<number> {
       s.close(() => resolve(port));
     });
   });
+}
+
+function xLockPid(display: number): number | null {
+  try {
+    const pid = Number(readFileSync(`/tmp/.X${display}-lock`, 'latin1').replace(/\D/g, ''));
+    return pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+function clearStaleX(display: number): void {
+  const pid = xLockPid(display);
+  if (pid !== null && alive(pid)) return;
+  rmSync(`/tmp/.X${display}-lock`, { force: true });
+  rmSync(`/tmp/.X11-unix/X${display}`, { force: true });
 }
 
 /** An X display with neither a live lock owner nor a socket, well away from the provider's (which start at 100). */
@@ -56,16 +72,15 @@ async function end(child: ChildProcess): Promise<void> {
 /**
  * Baseline: a bare desktop start with no product code (no API, no jobs, no session script, no window manager):
  * spawn Xvfb, wait for its socket, spawn x11vnc, time until the port answers an RFB handshake; then kill both.
- * Runs as the same user as the provider's desktops (`nobody` when the server is root).
+ * Runs as an unprivileged user (`nobody`), like the provider's desktops, but with no sandbox around it.
  */
 async function bareDesktop(): Promise<number> {
   const display = freeDisplay();
   const port = await freePort();
-  const user = desktopUser();
   const opts = {
     stdio: 'ignore' as const,
     env: { PATH: DESKTOP_PATH, HOME: tmpdir(), LANG: 'C.UTF-8' },
-    ...(user ? { uid: user.uid, gid: user.gid } : {}),
+    ...(process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {}),
   };
   const children: ChildProcess[] = [];
   let failed: Error | null = null;
@@ -119,11 +134,10 @@ async function main() {
     const answer = await slot(c, { packId: c.id });
     if (answer.status !== 'WAIT') throw new Error(`expected WAIT, got ${answer.status}`);
     let vnc = 0;
-    const statePath = path.join(dataDir, 'machines', c.id, 'state.json');
+    const sock = { path: path.join(dataDir, 'machines', c.id, 'run', 'vnc.sock') };
     for (;;) {
-      if (!vnc && existsSync(statePath)) {
-        const { port } = JSON.parse(readFileSync(statePath, 'utf8')) as { port: number };
-        if (await vncHandshake(port, '127.0.0.1', 1000).then(() => true, () => false)) vnc = performance.now() - t0;
+      if (!vnc && existsSync(sock.path)) {
+        if (await vncHandshake(sock, '127.0.0.1', 1000).then(() => true, () => false)) vnc = performance.now() - t0;
       }
       if (vnc && (await machineRow(db, c.id)).observed === 'online') return { vnc, online: performance.now() - t0 };
       if (performance.now() - t0 > 120_000) throw new Error('machine did not come up in 120 s');

@@ -20,6 +20,8 @@ export const CHROMIUM_ARGS = [
   '--disable-background-networking',
   '--disable-component-update',
   '--disable-sync',
+  // WebRTC between the browser and a desktop on this same host.
+  '--allow-loopback-in-peer-connection',
 ];
 
 export async function freePort(): Promise<number> {
@@ -93,10 +95,10 @@ export async function startServer(extraEnv: Record<string, string> = {}): Promis
     },
     async close() {
       await server.stop();
-      // Desktops outlive the server on purpose (a restart adopts them); a finished test ends its own.
+      // Desktops outlive the server on purpose (a restart adopts them); a finished test ends its own (and their users).
       const { createLocalProvider } = await import('../server/src/modules/machines/providers/local');
       const provider = createLocalProvider({ dataDir });
-      await Promise.all((await provider.list()).map((id) => provider.stop(id).catch(() => {})));
+      await Promise.all((await provider.list()).map((id) => provider.destroy(id).catch(() => {})));
       rmSync(dataDir, { recursive: true, force: true });
       if (dbName) {
         const c = new pg.Client({ connectionString: process.env.DATABASE_URL });

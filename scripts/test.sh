@@ -12,6 +12,7 @@ run() { name=$1; shift; npx vitest run "$@" --reporter=default --reporter=json -
 echo "== typecheck"; npm run typecheck --silent
 echo "== lint"; npm run lint --silent
 echo "== web unit tests"; run web --root web
+echo "== bench logic tests"; run bench --root bench
 echo "== unit + API tests on PGlite"
 env -u DATABASE_URL npx vitest run --root server --reporter=default --reporter=json --outputFile="$reports/server-pglite.json"
 if [ -n "${DATABASE_URL:-}" ]; then

@@ -17,11 +17,32 @@ export const ConnectRefusal = ErrorBody.extend({
 });
 export type ConnectRefusal = z.infer<typeof ConnectRefusal>;
 
+/** One ICE server as RTCPeerConnection takes it (TURN ones carry time-limited credentials). */
+export const IceServer = z.object({
+  urls: z.array(z.string().max(500)).max(8),
+  username: z.string().max(200).optional(),
+  credential: z.string().max(200).optional(),
+});
+export type IceServer = z.infer<typeof IceServer>;
+
+/** WebRTC signaling relayed between the tab and the machine's streaming agent (mode=webrtc sockets only). */
+const Sdp = z.string().max(32_000);
+const IceCandidate = z.object({ type: z.literal('ice'), candidate: z.string().max(1000), sdpMLineIndex: z.number().int().min(0).max(16) });
+
+/** The gateway socket's modes, chosen by the tab in the URL (`&mode=webrtc`); VNC when absent. */
+export const GatewayMode = z.enum(['vnc', 'webrtc']);
+export type GatewayMode = z.infer<typeof GatewayMode>;
+
 /**
  * The gateway WebSocket carries the RFB stream in binary frames; small JSON text frames beside it carry status.
- * noVNC ignores text frames, so the two share one socket.
+ * noVNC ignores text frames, so the two share one socket. In webrtc mode there are no binary frames: the text
+ * frames also carry the signaling (rtc-config, offer, ice) and the media flows peer to peer.
  */
 export const GatewayServerMessage = z.discriminatedUnion('type', [
+  /** webrtc mode: the ICE servers to use (sent once, before the agent's offer). */
+  z.object({ type: z.literal('rtc-config'), iceServers: z.array(IceServer).max(4) }),
+  z.object({ type: z.literal('offer'), sdp: Sdp }),
+  IceCandidate,
   z.object({ type: z.literal('hello'), machineName: z.string(), idleStopMinutes: z.number() }),
   z.object({ type: z.literal('pong'), t: z.number() }),
   /** No input for a while: the machine stops at stopAt unless the user does something. */
@@ -40,6 +61,12 @@ export const GatewayClientMessage = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ping'), t: z.number() }),
   /** The 'I'm still here' answer to an idle warning; counts as input. */
   z.object({ type: z.literal('active') }),
+  /** webrtc mode: input went over the data channel (throttled by the tab); counts as input for idle stop. */
+  z.object({ type: z.literal('activity') }),
+  /** webrtc mode: begin streaming, with the video codecs this browser decodes, best first. */
+  z.object({ type: z.literal('start'), codecs: z.array(z.enum(['h264', 'vp8'])).min(1).max(2), quality: z.enum(['auto', 'low', 'medium', 'high']).optional() }),
+  z.object({ type: z.literal('answer'), sdp: Sdp }),
+  IceCandidate,
 ]);
 export type GatewayClientMessage = z.infer<typeof GatewayClientMessage>;
 

@@ -38,10 +38,11 @@ async function poll<T>(fn: () => Promise<T | undefined | null | false>, what: st
  * A signed-up user with 10 paid hours on an offline UK machine: signed in in a new browser context, pays on the
  * built-in hosted checkout page with the test card, and waits until the balance shows the machine.
  */
-export async function buyer(browser: Browser, base: string, name = 'Ada Lovelace'): Promise<Buyer> {
+export async function buyer(browser: Browser, base: string, name = 'Ada Lovelace', transport: 'vnc' | 'webrtc' = 'vnc'): Promise<Buyer> {
   const account = { name, email: uniqueEmail('connect'), password: 'analytical42' };
   await seedUser(base, account);
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  await preferTransport(context, transport);
   // Signs the browser in (the refresh cookie lands in the context) and keeps the id token for API calls.
   const login = await context.request.post(`${base}/v1/auth/login`, { data: { email: account.email, password: account.password } });
   if (!login.ok()) throw new Error(`login: ${login.status()} ${await login.text()}`);
@@ -57,6 +58,11 @@ export async function buyer(browser: Browser, base: string, name = 'Ada Lovelace
   await page.waitForURL(/\/success\?orderId=/, { timeout: 20_000 });
   const entry = await poll(async () => (await api(base, 'GET', '/v1/user/wallet/balance', token)).balance[0], 'the paid machine');
   return { context, page, token, machineId: entry.packId, machineName: entry.machineName };
+}
+
+/** The connect tab's transport for this context (the tab remembers the user's choice in localStorage). */
+export async function preferTransport(context: BrowserContext, transport: 'vnc' | 'webrtc'): Promise<void> {
+  await context.addInitScript((t) => localStorage.setItem('hyperdesk.connect.transport', t), transport);
 }
 
 /** The machine's instanceStatus as the balance reports it. */

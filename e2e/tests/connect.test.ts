@@ -29,10 +29,10 @@ function canvasHash(tab: Page): Promise<number> {
 /** A point of the remote desktop (1280×800) on the page, wherever the scaled canvas sits. */
 async function at(canvas: Locator, x: number, y: number): Promise<{ x: number; y: number }> {
   const box = (await canvas.boundingBox())!;
-  return { x: box.x + (x / 1280) * box.width, y: box.y + (y / 800) * box.height };
+  return { x: box.x + (x / 1920) * box.width, y: box.y + (y / 1080) * box.height }; // the desktop is 1920×1080
 }
 
-const homeFile = (machineId: string, name: string) => path.join(server.dataDir, 'machines', machineId, 'home', name);
+const homeFile = (machineId: string, name: string) => path.join(server.dataDir, 'homes', machineId, name);
 function readHome(machineId: string, name: string): string {
   try {
     return readFileSync(homeFile(machineId, name), 'utf8');

@@ -35,8 +35,8 @@ export async function createContext(deps: AppDeps, log: FastifyBaseLogger): Prom
   const events = createEvents();
   const provider = (deps.overrides?.machineProvider as MachineProvider | undefined) ?? createMachineProvider(deps.config, log);
   const machines = createMachines({ database: deps.database, clock, log, ledger, events, provider });
-  const connect = createConnect({ db, clock, log, idleStopMinutes: deps.config.IDLE_STOP_MINUTES, machines: machines.machines, ledger, events });
-  const courses = createCoursesService({ db, clock, publicUrl: deps.config.publicUrl, ledger, machines: machines.machines, events, mailer, billing });
+  const connect = createConnect({ db, clock, log, idleStopMinutes: deps.config.IDLE_STOP_MINUTES, turn: { urls: deps.config.TURN_URLS, secret: deps.config.TURN_SECRET }, machines: machines.machines, ledger, events });
+  const courses = createCoursesService({ db, clock, publicUrl: deps.config.publicUrl, inviteDailyLimit: deps.config.INVITE_DAILY_LIMIT, ledger, machines: machines.machines, events, mailer, billing });
   const ctx: Ctx = { config: deps.config, database: deps.database, db, clock, log, tokens, mailer, captcha, ledger, catalog, billing, machines: machines.machines, events, connect, courses, jobs: [] };
   ctx.jobs.push(courses.job());
   ctx.jobs.push(connect.idleJob);

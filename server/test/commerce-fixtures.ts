@@ -23,7 +23,7 @@ export async function seedUser(db: Db, tokens: Tokens, opts: { instructor?: bool
     passwordChangedAt: new Date(Date.now() - 3_600_000),
     createdAt: new Date(Date.now() - 3_600_000),
   });
-  const token = await tokens.sign({ uid: id, email, name: 'Test Buyer', instructor: opts.instructor ?? false, admin: false });
+  const token = await tokens.sign({ uid: id, email, name: 'Test Buyer', instructor: opts.instructor ?? false, admin: false, emailVerified: false });
   return { id, email, token };
 }
 

@@ -182,7 +182,7 @@ describe('wallet balance', () => {
     const jobs = s.app.ctx.jobs.filter((j) => j.name === 'ledger-expiry');
     expect(jobs).toHaveLength(1);
     await jobs[0]!.runOnce();
-    const [entry] = (await s.call('GET', '/v1/user/wallet/balance', { token: (await s.app.ctx.tokens.sign({ uid: dan.id, email: dan.email, name: 'D', instructor: false, admin: false })) })).body.balance;
+    const [entry] = (await s.call('GET', '/v1/user/wallet/balance', { token: (await s.app.ctx.tokens.sign({ uid: dan.id, email: dan.email, name: 'D', instructor: false, admin: false, emailVerified: false })) })).body.balance;
     expect(entry).toMatchObject({ timeLeft: 0, totalHours: 0 });
     const sum = (await s.database.db.execute(sql`select sum(minutes)::int as n from ledger_entries where machine_id = ${entry.packId}`)).rows[0];
     expect(sum).toEqual({ n: 0 });

@@ -7,14 +7,14 @@ import type { MachineProvider } from '../src/modules/machines/providers/types';
 import { startTestServer, type TestServer } from './harness';
 import { openGateway, seedMachine, seedUser, ticketFor, until, type GatewayClient } from './connect-fixtures';
 
-// A real desktop of the local provider (Xvfb + openbox + xterm + x11vnc), reached only through the gateway.
+// A real desktop of the local provider (sandboxed Xvfb + openbox + xterm + x11vnc), reached only through the gateway.
 const dataDir = mkdtempSync(path.join(tmpdir(), 'hd-connect-'));
 let provider: MachineProvider;
 let s: TestServer;
 let machineId: string;
 
 beforeAll(async () => {
-  provider = createLocalProvider({ dataDir, firstDisplay: 700 });
+  provider = createLocalProvider({ dataDir, egress: 'none' });
   s = await startTestServer({ overrides: { machineProvider: provider } });
   const user = await seedUser(s);
   machineId = await seedMachine(s, { ownerId: user.id });
@@ -47,7 +47,7 @@ it('completes an RFB handshake with the real desktop through the WebSocket', asy
   const count = (await read(1))[0]!;
   expect(count).toBeGreaterThan(0);
   const types = [...(await read(count))];
-  expect(types).toContain(1); // None: x11vnc listens on loopback only, where the gateway is its only client
+  expect(types).toContain(1); // None: x11vnc listens on a Unix socket only the server can open
   client.ws.send(Buffer.from([1]));
   expect((await read(4)).readUInt32BE(0)).toBe(0); // SecurityResult OK
 
@@ -55,7 +55,7 @@ it('completes an RFB handshake with the real desktop through the WebSocket', asy
   const init = await read(24);
   const width = init.readUInt16BE(0);
   const height = init.readUInt16BE(2);
-  expect([width, height]).toEqual([1280, 800]);
+  expect([width, height]).toEqual([1920, 1080]);
   const name = (await read(init.readUInt32BE(20))).toString();
   expect(name).toContain('Desk One');
 

@@ -26,8 +26,9 @@ export interface SeededUser {
 export async function seedUser(s: TestServer, opts: { instructor?: boolean } = {}): Promise<SeededUser> {
   const id = randomUUID();
   const email = `u-${id.slice(0, 8)}@example.com`;
-  await s.app.ctx.db.insert(users).values({ id, email, displayName: 'Test User', passwordHash: 'not-a-hash', instructor: !!opts.instructor });
-  const token = await s.app.ctx.tokens.sign({ uid: id, email, name: 'Test User', instructor: !!opts.instructor, admin: false });
+  // Seeded users have a verified address (roster access needs one; identity tests cover how it gets verified).
+  await s.app.ctx.db.insert(users).values({ id, email, displayName: 'Test User', passwordHash: 'not-a-hash', instructor: !!opts.instructor, emailVerifiedAt: new Date() });
+  const token = await s.app.ctx.tokens.sign({ uid: id, email, name: 'Test User', instructor: !!opts.instructor, admin: false, emailVerified: true });
   return { id, email, token };
 }
 
@@ -107,7 +108,7 @@ export async function fakeDesktop(name: string): Promise<FakeDesktop> {
     sock.write(`RFB 003.008\n${name}`);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  d.endpoint.port = (server.address() as net.AddressInfo).port;
+  d.endpoint = { host: '127.0.0.1', port: (server.address() as net.AddressInfo).port };
   d.close = () =>
     new Promise((r) => {
       d.sockets.forEach((x) => x.destroy());
@@ -171,7 +172,7 @@ export function openGateway(s: TestServer, wsPath: string): Promise<GatewayClien
 
 /** An id token signed at the server's current (possibly manual) time. */
 export function freshToken(s: TestServer, u: SeededUser): Promise<string> {
-  return s.app.ctx.tokens.sign({ uid: u.id, email: u.email, name: 'Test User', instructor: false, admin: false });
+  return s.app.ctx.tokens.sign({ uid: u.id, email: u.email, name: 'Test User', instructor: false, admin: false, emailVerified: true });
 }
 
 export async function ticketFor(s: TestServer, token: string, machineId: string): Promise<{ ticket: string; wsPath: string; expiresIn: number }> {

@@ -54,10 +54,12 @@ export interface TestServer {
 }
 
 /** Builds the app with the same buildApp as production and serves it over real HTTP on a free port. */
-export async function startTestServer(opts: { clock?: Clock; env?: Record<string, string>; overrides?: AppDeps['overrides'] } = {}): Promise<TestServer> {
+export async function startTestServer(
+  opts: { clock?: Clock; env?: Record<string, string>; overrides?: AppDeps['overrides']; logger?: AppDeps['logger'] } = {},
+): Promise<TestServer> {
   const { database, drop } = await freshDatabase();
   const config = testConfig(opts.env);
-  const app = await buildApp({ config, database, clock: opts.clock, logger: false, overrides: opts.overrides });
+  const app = await buildApp({ config, database, clock: opts.clock, logger: opts.logger ?? false, overrides: opts.overrides });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
   return {

@@ -34,7 +34,7 @@ export async function seedCourseMachines(db: Db, ownerUserId: string, n: number)
 }
 
 export const signFor = (tokens: Tokens, u: { uid: string; email: string }) =>
-  tokens.sign({ uid: u.uid, email: u.email, name: 'Test User', instructor: false, admin: false });
+  tokens.sign({ uid: u.uid, email: u.email, name: 'Test User', instructor: false, admin: false, emailVerified: false });
 
 export async function machineRow(db: Db, id: string) {
   const [row] = await db.select().from(machines).where(sql`${machines.id} = ${id}`);
@@ -80,7 +80,7 @@ export async function fakeRfbServer(): Promise<{ port: number; close(): Promise<
  */
 export function fakeProvider(rfbPort: number) {
   const desktops = new Map<string, { since: number; name: string }>();
-  const calls: { op: 'start' | 'stop'; id: string }[] = [];
+  const calls: { op: 'start' | 'stop'; id: string; homeKey?: string }[] = [];
   let inFlight = 0;
   const p = {
     upAfterMs: 0 as number | null,
@@ -91,8 +91,8 @@ export function fakeProvider(rfbPort: number) {
     calls,
     desktops,
     kind: 'fake',
-    async start(m: { machineId: string; name: string }) {
-      calls.push({ op: 'start', id: m.machineId });
+    async start(m: { machineId: string; name: string; homeKey?: string }) {
+      calls.push({ op: 'start', id: m.machineId, homeKey: m.homeKey });
       inFlight++;
       p.maxInFlight = Math.max(p.maxInFlight, inFlight);
       try {

@@ -14,7 +14,12 @@ describe('runtime metering', () => {
   let s: TestServer;
   let rfb: Awaited<ReturnType<typeof fakeRfbServer>>;
   const db = () => s.app.ctx.db;
-  const meter = () => s.app.ctx.machines.metering.runOnce();
+  /** A metering pass right after the reconciler saw every online desktop running (its heartbeat). */
+  const heartbeat = () => db().update(machines).set({ lastSeenAt: clock.now() }).where(sql`${machines.observed} = 'online'`);
+  const meter = async () => {
+    await heartbeat();
+    await s.app.ctx.machines.metering.runOnce();
+  };
 
   beforeAll(async () => {
     rfb = await fakeRfbServer();
@@ -131,6 +136,7 @@ describe('runtime metering', () => {
     const id = await onlineMachine(10, T0);
     await meter();
     clock.advance(MIN + 1000);
+    await heartbeat(); // the desktop was seen running until the stop
     await s.app.ctx.machines.requestStop(db(), [id]);
     await s.app.ctx.machines.reconciler.runOnce();
     expect(await machineRow(db(), id)).toMatchObject({ observed: 'offline', onlineSince: null });

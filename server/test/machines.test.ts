@@ -81,7 +81,7 @@ describe('machines API', () => {
     expect(await s.app.ctx.machines.provider.list()).toEqual([c.id]);
 
     const ep = await s.app.ctx.machines.endpointOf(c.id);
-    expect((await vncHandshake(ep!.port)).name).toBe((await machineRow(db(), c.id)).name);
+    expect((await vncHandshake(ep!)).name).toBe((await machineRow(db(), c.id)).name);
     expect((await slot(c.token, { packId: c.id })).body).toEqual({ status: 'RUNNING', url: `/v1/slot/connect?packId=${c.id}` });
 
     // Stop: STOPPED at once, the desktop ends, offline is pushed.

@@ -21,7 +21,8 @@ describe('reconciler survives kill -9 of the server', () => {
   let token = '';
   let firstPostAt = 0;
   const statePath = () => path.join(srv.dataDir, 'machines', machineId, 'state.json');
-  const readState = () => JSON.parse(readFileSync(statePath(), 'utf8')) as { display: number; port: number; pgid: number | null };
+  const readState = () => JSON.parse(readFileSync(statePath(), 'utf8')) as { supervisor: number };
+  const vncSocket = () => ({ path: path.join(srv.dataDir, 'machines', machineId, 'run', 'vnc.sock') });
   const ours = () => desktopProcesses(srv.dataDir);
 
   /** Opens the server's database: PostgreSQL alongside the server; PGlite (one process) while it is stopped. */
@@ -54,7 +55,7 @@ describe('reconciler survives kill -9 of the server', () => {
   afterAll(async () => {
     await srv.stop();
     const provider = createLocalProvider({ dataDir: srv.dataDir });
-    for (const id of await provider.list()) await provider.stop(id);
+    for (const id of await provider.list()) await provider.destroy(id);
     expect(ours()).toEqual([]);
     await srv.close();
   }, 120_000);
@@ -62,7 +63,8 @@ describe('reconciler survives kill -9 of the server', () => {
   it('kill -9 while a desktop is starting: the restarted server adopts it (no second desktop) and brings it online', async () => {
     firstPostAt = Date.now();
     expect((await slot({ packId: machineId })).body.status).toBe('WAIT');
-    await until('desktop spawned', () => existsSync(statePath()) && readState().pgid !== null, 30_000, 5);
+    // Spawned = recorded in state.json and its supervisor in the machine's cgroup (it joins right after the spawn).
+    await until('desktop spawned', () => existsSync(statePath()) && ours().length > 0, 30_000, 5);
     await srv.stop('SIGKILL');
     const spawned = readState();
     expect(ours().length).toBeGreaterThan(0); // the desktop outlives the server
@@ -75,24 +77,23 @@ describe('reconciler survives kill -9 of the server', () => {
     expect(procs.filter((p) => p.comm === 'Xvfb')).toHaveLength(1);
     expect(procs.filter((p) => p.comm === 'x11vnc')).toHaveLength(1);
     const now = readState();
-    expect(now.pgid).toBe(spawned.pgid); // adopted, not started twice
-    expect((await vncHandshake(now.port)).name).toBe('Crash Test Desk');
+    expect(now.supervisor).toBe(spawned.supervisor); // adopted, not started twice
+    expect((await vncHandshake(vncSocket())).name).toBe('Crash Test Desk');
   }, 180_000);
 
   it('kill -9 right after a stop request: the restarted server ends the desktop, charges each minute once', async () => {
     await new Promise((r) => setTimeout(r, 11_000)); // let this server's metering pass charge the first minute
-    const { display, port } = readState();
+    const sock = vncSocket();
     expect((await slot({ packId: machineId, terminate: true })).body.status).toBe('STOPPED');
     await srv.stop('SIGKILL'); // within milliseconds of the answer: the stop is recorded, rarely carried out yet
 
     await srv.restart();
     await until('desktop gone', () => ours().length === 0, 60_000, 100);
     const endedAt = Date.now();
-    // stop() clears the X lock and the state file right after the processes are gone.
-    await until('desktop cleaned up', () => !existsSync(statePath()) && !existsSync(`/tmp/.X${display}-lock`), 10_000, 100);
-    expect(existsSync(`/tmp/.X${display}-lock`)).toBe(false);
+    // stop() removes the run dir (sockets) and the state file right after the processes are gone.
+    await until('desktop cleaned up', () => !existsSync(statePath()) && !existsSync(sock.path), 10_000, 100);
     expect(existsSync(statePath())).toBe(false);
-    await until('port closed', async () => !(await vncHandshake(port, '127.0.0.1', 500).then(() => true, () => false)), 10_000);
+    await until('socket closed', async () => !(await vncHandshake(sock, '127.0.0.1', 500).then(() => true, () => false)), 10_000);
 
     await srv.stop(); // graceful: a pass in flight finishes its database writes first
     await withDb(async (database) => {

@@ -38,7 +38,7 @@ describe('machine reconciler', () => {
     await s.app.ctx.machines.requestStart(db(), [id]);
     expect(await machineRow(db(), id)).toMatchObject({ desired: 'running', observed: 'processing', processingSince: clock.now() });
     await pass(); // start
-    expect(provider.calls).toContainEqual({ op: 'start', id });
+    expect(provider.calls).toContainEqual({ op: 'start', id, homeKey: id });
     await pass(); // observe
     expect(await machineRow(db(), id)).toMatchObject({ observed: 'online', onlineSince: clock.now(), processingSince: null });
     await pass(); // idempotent: nothing changes, no second start

@@ -19,3 +19,23 @@ export const seats = pgTable('seats', {
   claimedAt: ts('claimed_at').notNull().defaultNow(),
   lastSeenAt: ts('last_seen_at').notNull().defaultNow(),
 });
+
+/** Invitation e-mails sent (migration 0600): once a day per address and course, a daily budget per instructor. */
+export const rosterInvitations = pgTable('roster_invitations', {
+  courseId: uuid('course_id').notNull(),
+  email: text('email').notNull(),
+  instructorId: uuid('instructor_id').notNull(),
+  sentAt: ts('sent_at').notNull().defaultNow(),
+});
+
+/** The (course, student) homes ever used on a course's machines; removed with the course's data (issue 11.4). */
+export const courseHomes = pgTable(
+  'course_homes',
+  {
+    courseId: uuid('course_id').notNull(),
+    userId: uuid('user_id').notNull(),
+    homeKey: text('home_key').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.courseId, t.userId] })],
+);

@@ -17,10 +17,16 @@ export const machines = pgTable('machines', {
   observed: text('observed').$type<Observed>().notNull().default('offline'),
   processingSince: ts('processing_since'),
   onlineSince: ts('online_since'),
+  /** Last time the reconciler found the desktop answering (metering never charges past it plus a grace). */
+  lastSeenAt: ts('last_seen_at'),
   stopReason: text('stop_reason'),
   provider: text('provider'),
   providerRef: jsonb('provider_ref'),
   lastStudentId: uuid('last_student_id'),
+  /** The home folder the desktop should run with (course machines: the seated student's); null = the machine's own. */
+  homeKey: text('home_key'),
+  /** The home folder the running desktop was started with. */
+  runningHomeKey: text('running_home_key'),
   createdAt: ts('created_at').notNull().defaultNow(),
   updatedAt: ts('updated_at').notNull().defaultNow(),
 });
@@ -41,3 +47,13 @@ export const ledgerEntries = pgTable(
   },
   (t) => [index('ledger_machine_idx').on(t.machineId), index('ledger_lot_idx').on(t.lotId)],
 );
+
+/** 0651: one row per credit lot with its running remainder (credit + children), kept by triggers on ledger inserts. */
+export const ledgerLots = pgTable('ledger_lots', {
+  id: uuid('id').primaryKey(),
+  machineId: uuid('machine_id').notNull(),
+  expiresAt: ts('expires_at').notNull(),
+  minutes: integer('minutes').notNull(),
+  remaining: integer('remaining').notNull(),
+  createdAt: ts('created_at').notNull(),
+});

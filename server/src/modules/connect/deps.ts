@@ -1,7 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db, Queryable } from '../../db/client';
 import type { Clock } from '../../lib/clock';
-import type { Endpoint } from '../machines/providers/types';
+import type { Endpoint, SocketAddress } from '../machines/providers/types';
+import type { TurnConfig } from './turn';
 
 /** What Connect uses of the other services (interfaces.md), and nothing more (house rule 1). */
 export interface ConnectDeps {
@@ -13,8 +14,12 @@ export interface ConnectDeps {
   idleReason: string;
   machines: {
     endpointOf(machineId: string): Promise<Endpoint | null>;
+    /** The machine's streaming agent socket, when one runs. */
+    agentOf(machineId: string): Promise<SocketAddress | null>;
     requestStop(q: Queryable, machineIds: string[], reason?: string): Promise<void>;
   };
+  /** TURN relays and their secret (TURN_URLS, TURN_SECRET); without it, host candidates only. */
+  turn?: TurnConfig;
   ledger: { remainingMinutes(q: Queryable, machineId: string, at: Date): Promise<number> };
   events?: {
     subscribe(userId: string, fn: (event: { type: string }) => void): () => void;

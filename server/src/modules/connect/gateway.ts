@@ -2,16 +2,20 @@ import net from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
+import type { Endpoint, SocketAddress } from '../machines/providers/types';
 import type { RawData, WebSocket } from 'ws';
-import { GATEWAY_CLOSE, GatewayClientMessage, type GatewayServerMessage } from '@hyperdesk/contract';
+import { GATEWAY_CLOSE, GatewayClientMessage, type GatewayMode, type GatewayServerMessage } from '@hyperdesk/contract';
 import { connectSessions, machines, users } from '../../db/schema/index';
 import type { Principal } from '../identity/tokens';
 import { canConnect, type MachineRow } from './access';
+import { runsWantedHome } from '../machines/reconciler-steps';
 import { bytesRelayed, openSessions, sessionsClosed } from './metrics';
 import type { ConnectDeps } from './deps';
 import { consumeTicket } from './tickets';
 import { releaseSeatSoon } from '../courses/seats';
 import { audienceOf } from '../machines/events';
+import { openAgent } from './signaling';
+import { iceServersFor } from './turn';
 
 /** Largest WebSocket message a client may send (the RFB client messages are tiny; clipboard text is the big one). */
 export const MAX_MESSAGE_BYTES = 1024 * 1024;
@@ -20,6 +24,9 @@ const HIGH_WATER = 1024 * 1024; // desktop → browser bytes queued in the socke
 const LOW_WATER = 256 * 1024;
 const MAX_EARLY_BYTES = 64 * 1024; // browser bytes held while the desktop connection opens
 const MAX_CONTROL_BYTES = 256;
+const AGENT_WAIT_MS = 3_000;
+const AGENT_POLL_MS = 100;
+const MAX_SIGNAL_BYTES = 40 * 1024; // webrtc mode: an SDP answer is the biggest text frame
 const CHECK_MS = 5_000; // access and machine state re-checked this often (also on every event for the user)
 const KEEPALIVE_MS = 30_000; // a client that misses a ping for this long is gone
 const INPUT_FLUSH_MS = 30_000; // last input written to the database at most this often (the idle job flushes too)
@@ -53,9 +60,14 @@ export function createGateway(deps: ConnectDeps) {
   const live = new Map<string, LiveSession>();
   const perUser = new Map<string, number>();
 
-  async function principalOf(userId: string): Promise<Principal | null> {
+  /**
+   * The user as access checks need them; null when the account is gone or its password changed after `since`
+   * (a change or reset revokes every sign-in, and an open desktop session is one of them).
+   */
+  async function principalOf(userId: string, since: Date): Promise<Principal | null> {
     const [u] = await deps.db.select().from(users).where(eq(users.id, userId)).limit(1);
-    return u ? { uid: u.id, email: u.email, name: u.displayName, instructor: u.instructor, admin: u.admin } : null;
+    if (!u || u.passwordChangedAt.getTime() > since.getTime()) return null;
+    return { uid: u.id, email: u.email, name: u.displayName, instructor: u.instructor, admin: u.admin, emailVerified: !!u.emailVerifiedAt };
   }
 
   /** Why a machine is not reachable any more, as the tab shows it. */
@@ -67,13 +79,14 @@ export function createGateway(deps: ConnectDeps) {
   }
 
   /** Serves one gateway WebSocket. Only the ticket is read from the request: never a host, port or machine. */
-  function accept(ws: WebSocket, ticket: unknown, reqLog: FastifyBaseLogger): void {
+  function accept(ws: WebSocket, ticket: unknown, reqLog: FastifyBaseLogger, mode: GatewayMode = 'vnc'): void {
     let log = reqLog;
     let ended = false;
     let counted = false;
     let sessionRow = false;
     let userId: string | null = null;
     let tcp: net.Socket | null = null;
+    let agent: ReturnType<typeof openAgent> | null = null;
     let connected = false;
     let early: Buffer[] = [];
     let earlyBytes = 0;
@@ -108,6 +121,7 @@ export function createGateway(deps: ConnectDeps) {
       if (timer) clearInterval(timer);
       unsubscribe?.();
       tcp?.destroy();
+      agent?.close();
       if (msg) session.send(msg);
       if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(code, why.slice(0, 100));
       live.delete(session.id);
@@ -160,7 +174,7 @@ export function createGateway(deps: ConnectDeps) {
     }
 
     function onControl(text: Buffer): void {
-      if (text.length > MAX_CONTROL_BYTES) return;
+      if (text.length > (mode === 'webrtc' ? MAX_SIGNAL_BYTES : MAX_CONTROL_BYTES)) return;
       let parsed: unknown;
       try {
         parsed = JSON.parse(text.toString('utf8'));
@@ -169,13 +183,18 @@ export function createGateway(deps: ConnectDeps) {
       }
       const msg = GatewayClientMessage.safeParse(parsed);
       if (!msg.success) return;
-      if (msg.data.type === 'ping') session.send({ type: 'pong', t: msg.data.t });
-      else markInput();
+      const m = msg.data;
+      if (m.type === 'ping') session.send({ type: 'pong', t: m.t });
+      else if (m.type === 'start' || m.type === 'answer' || m.type === 'ice') {
+        fromClient += text.length;
+        agent?.send(m);
+      } else markInput();
     }
 
     ws.on('message', (data, isBinary) => {
       if (ended) return;
       const frame = toBuffer(data);
+      if (isBinary && mode === 'webrtc') return end(1003, 'binary-in-webrtc-mode');
       if (isBinary) toDesktop(frame);
       else onControl(frame);
     });
@@ -190,7 +209,7 @@ export function createGateway(deps: ConnectDeps) {
       const uid = userId;
       checking ??= (async () => {
         try {
-          const who = await principalOf(uid);
+          const who = await principalOf(uid, openedAt);
           const m = who ? await canConnect(deps.db, who, session.machineId) : null;
           if (!m) {
             // Stop All frees the seats too: a machine that is stopping was stopped, whatever access says now.
@@ -221,8 +240,8 @@ export function createGateway(deps: ConnectDeps) {
       ws.ping();
     }
 
-    function openDesktop(host: string, port: number): void {
-      const sock = net.connect({ host, port });
+    function openDesktop(endpoint: Endpoint): void {
+      const sock = net.connect(endpoint);
       tcp = sock;
       sock.setNoDelay(true);
       sock.setTimeout(DESKTOP_CONNECT_TIMEOUT_MS, () => sock.destroy(new Error('desktop connect timeout')));
@@ -257,6 +276,32 @@ export function createGateway(deps: ConnectDeps) {
       });
     }
 
+    /** The agent starts a moment after the desktop answers VNC: a tab that connects right away waits for it. */
+    async function agentSoon(machineId: string): Promise<SocketAddress | null> {
+      for (let waited = 0; ; waited += AGENT_POLL_MS) {
+        const agent = await deps.machines.agentOf(machineId);
+        if (agent || ended || waited >= AGENT_WAIT_MS) return agent;
+        await new Promise((r) => setTimeout(r, AGENT_POLL_MS));
+      }
+    }
+
+    function startAgent(address: SocketAddress, uid: string): void {
+      const iceServers = iceServersFor(deps.turn ?? { urls: [] }, uid, deps.clock.now().getTime());
+      agent = openAgent(
+        address,
+        iceServers,
+        log,
+        (msg) => {
+          toClient += msg.type === 'offer' ? msg.sdp.length : 100;
+          session.send(msg);
+        },
+        () => {
+          if (ended) return;
+          void check().finally(() => end(GATEWAY_CLOSE.desktopUnreachable, 'agent-closed'));
+        },
+      );
+    }
+
     void (async () => {
       const grant = await consumeTicket(deps.db, ticket, deps.clock.now());
       if (ended) return;
@@ -266,14 +311,16 @@ export function createGateway(deps: ConnectDeps) {
       session.machineId = grant.machineId;
       log = reqLog.child({ userId, machineId: grant.machineId, sessionId: session.id });
       if ((perUser.get(userId) ?? 0) > MAX_SESSIONS_PER_USER) return end(GATEWAY_CLOSE.tooManySessions, 'too-many-sessions');
-      const who = await principalOf(userId);
+      const who = await principalOf(userId, openedAt);
       const machine = who ? await canConnect(deps.db, who, grant.machineId) : null;
       if (ended) return;
       if (!machine) return end(GATEWAY_CLOSE.accessLost, 'access-lost', { type: 'stopped', code: 'access-lost', reason: 'You no longer have access to this machine.' });
+      // A seat that just changed hands: the desktop still has the previous student's home until it restarts.
+      if (!runsWantedHome(machine)) return end(GATEWAY_CLOSE.desktopUnreachable, 'home-switching');
       if (machine.desired !== 'running' || machine.observed !== 'online') return end(GATEWAY_CLOSE.machineStopped, 'machine-stopped', await stoppedMessage(machine));
-      const endpoint = await deps.machines.endpointOf(machine.id);
+      const endpoint = mode === 'webrtc' ? await agentSoon(machine.id) : await deps.machines.endpointOf(machine.id);
       if (ended) return;
-      if (!endpoint) return end(GATEWAY_CLOSE.desktopUnreachable, 'no-endpoint');
+      if (!endpoint) return end(GATEWAY_CLOSE.desktopUnreachable, mode === 'webrtc' ? 'no-agent' : 'no-endpoint');
       await deps.db.insert(connectSessions).values({ id: session.id, machineId: machine.id, userId, openedAt });
       if (ended) {
         await deps.db.update(connectSessions).set({ closedAt: deps.clock.now(), closeReason: 'client-closed' }).where(eq(connectSessions.id, session.id));
@@ -283,7 +330,7 @@ export function createGateway(deps: ConnectDeps) {
       live.set(session.id, session);
       counted = true;
       openSessions.inc();
-      log.info({ machine: machine.name }, 'desktop session opened');
+      log.info({ machine: machine.name, mode }, 'desktop session opened');
       // Classrooms: the instructor's seat table shows who sits where as soon as a student is in.
       if (machine.courseId && deps.events) {
         const events = deps.events;
@@ -295,7 +342,8 @@ export function createGateway(deps: ConnectDeps) {
       timer = setInterval(tick, CHECK_MS);
       timer.unref();
       unsubscribe = deps.events?.subscribe(userId, () => void check()) ?? null;
-      openDesktop(endpoint.host, endpoint.port);
+      if (mode === 'webrtc') startAgent(endpoint, userId);
+      else openDesktop(endpoint);
     })().catch((err) => {
       log.error({ err }, 'desktop session failed');
       end(1011, 'gateway-error');

@@ -6,6 +6,7 @@ import { principalOf } from '../../app';
 import type { Ctx } from '../../context';
 import { BadRequest, HttpError, NotFound } from '../../errors';
 import { canConnect } from './access';
+import { runsWantedHome } from '../machines/reconciler-steps';
 import { MAX_MESSAGE_BYTES } from './gateway';
 import { metricsRegistry, ticketsIssued } from './metrics';
 import { issueTicket } from './tickets';
@@ -59,10 +60,11 @@ export async function connectRoutes(v1: FastifyInstance, ctx: Ctx): Promise<void
     }
     const now = ctx.clock.now();
     let code: ConnectRefusalCode | null = null;
-    if (machine.desired === 'running' && machine.observed === 'processing') code = 'machine-starting';
+    if (machine.desired === 'running' && (machine.observed === 'processing' || !runsWantedHome(machine))) code = 'machine-starting';
     else if (machine.desired !== 'running' || machine.observed !== 'online') code = 'machine-offline';
     if (code !== 'machine-starting' && (await ctx.ledger.remainingMinutes(ctx.db, machine.id, now)) <= 0) code = 'hours-exhausted';
     if (code) {
+      if (!runsWantedHome(machine)) ctx.machines.reconciler.kick(); // switch the desktop to this student's home now
       ticketsIssued.inc({ outcome: code });
       return reply.status(409).send({
         statusCode: 409,
@@ -99,12 +101,38 @@ export async function connectRoutes(v1: FastifyInstance, ctx: Ctx): Promise<void
       schema: { tags: ['connect'], summary: 'Ticket for the machine named by packId', querystring: z.object({ packId: z.string().max(100) }), response },
     }, async (req, reply) => ticketFor(req, reply, (req.query as { packId: string }).packId));
 
-    scope.get('/slot/connect/ws', { websocket: true }, (socket, req) => {
-      gateway.accept(socket, (req.query as Record<string, unknown>).ticket, req.log);
+    // A browser always names the page's origin on a WebSocket upgrade; another site's page must not reach the
+    // gateway with a ticket it got hold of. Clients without Origin (not browsers) still need a valid ticket.
+    const allowed = allowedOrigin(ctx.config);
+    scope.get('/slot/connect/ws', {
+      websocket: true,
+      preValidation: async (req, reply) => {
+        const origin = req.headers.origin;
+        if (origin !== undefined && !allowed(origin)) {
+          req.log.warn({ origin }, 'gateway upgrade from a foreign origin refused');
+          return reply.status(403).send({ statusCode: 403, error: 'Forbidden', message: 'This page may not open desktop sessions.', code: 'bad-origin' });
+        }
+      },
+    }, (socket, req) => {
+      const q = req.query as Record<string, unknown>;
+      gateway.accept(socket, q.ticket, req.log, q.mode === 'webrtc' ? 'webrtc' : 'vnc');
     });
 
     scope.addHook('onClose', async () => gateway.closeAll());
   });
+}
+
+/**
+ * PUBLIC_URL's origin; without PUBLIC_URL (local development, benches) any http loopback origin, since the Vite dev
+ * server and test browsers use their own port.
+ */
+export function allowedOrigin(config: Ctx['config']): (origin: string) => boolean {
+  const own = new URL(config.publicUrl).origin;
+  return (origin) => {
+    if (origin === own) return true;
+    if (config.PUBLIC_URL) return false;
+    return /^http:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/.test(origin);
+  };
 }
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);

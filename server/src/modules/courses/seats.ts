@@ -7,13 +7,23 @@
  */
 import { and, eq, gt, inArray, lt, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client';
-import { machines, seats } from '../../db/schema/index';
+import { courseHomes, machines, seats } from '../../db/schema/index';
 import { Conflict } from '../../errors';
 
 /** A seat not seen for this long is free again (the gateway's access re-check touches open sessions' seats every few seconds). */
 export const SEAT_STALE_MS = 5 * 60_000;
 export const SEAT_GRACE_MS = 30_000;
 export const SEATS_FULL_MESSAGE = 'All machines of this course are in use. Please try again later.';
+
+/** The home folder a student has on a course's machines, whichever seat they get (issue 11.4). */
+export const courseHomeKey = (courseId: string, userId: string) => `course-${courseId}-${userId}`;
+
+/** Points the machine at the student's home (the reconciler restarts a running desktop that has another one). */
+async function attachHome(q: Queryable, machineId: string, courseId: string, userId: string): Promise<void> {
+  const homeKey = courseHomeKey(courseId, userId);
+  await q.update(machines).set({ lastStudentId: userId, homeKey }).where(eq(machines.id, machineId));
+  await q.insert(courseHomes).values({ courseId, userId, homeKey }).onConflictDoNothing();
+}
 
 async function seatOf(q: Queryable, userId: string, courseId: string): Promise<string | null> {
   const [row] = await q
@@ -54,7 +64,7 @@ export async function claimSeat(q: Queryable, userId: string, courseId: string, 
         .onConflictDoNothing()
         .returning({ machineId: seats.machineId });
       if (won.length) {
-        await q.update(machines).set({ lastStudentId: userId }).where(eq(machines.id, m.id));
+        await attachHome(q, m.id, courseId, userId);
         return m.id;
       }
       // Lost the race for this machine, or a concurrent claim of the same student won a seat: look again.
@@ -145,25 +155,34 @@ export async function onRoster(q: Queryable, courseId: string, email: string, at
  * - with a course id (the STUDENT entry's url): a roster member gets a seat, answered as its machine id;
  * - with a machine id (ticket grant, and the gateway's re-check every few seconds): the student must still be on
  *   the roster and hold that machine's seat; the check keeps the seat alive while the session is open.
- * Answers null when the student may not connect.
+ * Answers null when the student may not connect, and always for an unverified address (the roster names e-mails,
+ * so whoever signed up first with a student's address must not get the seat).
  */
-export async function studentSeatForCourse(q: Queryable, user: { uid: string; email: string }, courseId: string, at: Date = new Date()): Promise<string | null> {
-  if (!(await onRoster(q, courseId, user.email, at))) return null;
+export interface Student {
+  uid: string;
+  email: string;
+  emailVerified: boolean;
+}
+
+export async function studentSeatForCourse(q: Queryable, user: Student, courseId: string, at: Date = new Date()): Promise<string | null> {
+  if (!user.emailVerified || !(await onRoster(q, courseId, user.email, at))) return null;
   return claimSeat(q, user.uid, courseId, at);
 }
 
 export async function studentKeepsSeat(
   q: Queryable,
-  user: { uid: string; email: string },
+  user: Student,
   machine: { id: string; courseId: string | null },
   at: Date = new Date(),
 ): Promise<boolean> {
-  if (!machine.courseId || !(await onRoster(q, machine.courseId, user.email, at))) return false;
+  if (!user.emailVerified || !machine.courseId || !(await onRoster(q, machine.courseId, user.email, at))) return false;
   return touchSeat(q, machine.id, user.uid, at);
 }
 
-/** Signed-up users whose e-mail is on the course's roster (the dashboards that show the course). */
+/** Signed-up users with a verified e-mail on the course's roster (the dashboards that show the course). */
 export async function rosterUserIds(q: Queryable, courseId: string): Promise<string[]> {
-  const rows = await q.execute(sql`select u.id from roster r join users u on u.email = r.email where r.course_id = ${courseId}::uuid`);
+  const rows = await q.execute(
+    sql`select u.id from roster r join users u on u.email = r.email where r.course_id = ${courseId}::uuid and u.email_verified_at is not null`,
+  );
   return (rows.rows as { id: string }[]).map((r) => r.id);
 }

@@ -5,11 +5,12 @@
 import { and, asc, eq, inArray, lte } from 'drizzle-orm';
 import { countryById, MAX_STUDENTS, MIN_STUDENTS, type RosterSummary } from '@hyperdesk/contract';
 import type { Db, Queryable } from '../../db/client';
-import { courses, machines, packs, roster, seats, users } from '../../db/schema/index';
+import { courseHomes, courses, machines, packs, roster, seats, users } from '../../db/schema/index';
 import { BadRequest, Conflict, NotFound } from '../../errors';
 import type { Clock } from '../../lib/clock';
 import type { Job } from '../../context';
 import type { Principal } from '../identity/tokens';
+import { INVITE_VERIFY_TTL_MS, issueVerificationLink } from '../identity/verification';
 import type { Mailer, OutgoingMail } from '../mail/service';
 import type { Ledger } from '../ledger/service';
 import type { Machines } from '../machines/service';
@@ -19,14 +20,19 @@ import { courseDatesProblem, priceCourse, type CoursePrice } from './pricing';
 import { courseDate, fulfilCourseOrder, type OrderRow } from './fulfil';
 import type { ParsedRoster } from './roster';
 import { releaseCourseSeats, releaseSeatsOf, rosterUserIds } from './seats';
+import { invitationNotices, MAX_ROSTER, maxRoster, planInvitations } from './invitations';
+
+export { MAX_ROSTER };
 
 export const COURSE_ENDED = 'The course has ended.';
 export const COURSE_NOT_STARTED = 'The course has not started yet.';
 export const NO_HOURS_LEFT = "This course's machines have no hours left.";
-export const MAX_ROSTER = 2000;
 export const VMS_MESSAGE = 'This field can have values between 1 and 40.';
 export const PRICE_CHANGED = 'The price has changed. Please review your order.';
 export const HOURS_UNAVAILABLE = 'The selected runtime is not available. Please review your order.';
+/** Days after a course's end until its students' home folders are deleted. */
+export const COURSE_HOME_RETENTION_DAYS = 30;
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export type CourseRow = typeof courses.$inferSelect;
@@ -35,6 +41,8 @@ export interface CoursesDeps {
   db: Db;
   clock: Clock;
   publicUrl: string;
+  /** Invitation e-mails one instructor may send per day (INVITE_DAILY_LIMIT). */
+  inviteDailyLimit: number;
   ledger: Pick<Ledger, 'credit' | 'remainingMinutes'>;
   machines: Pick<Machines, 'requestStart' | 'requestStop' | 'provider'>;
   events: Pick<Events, 'publish'>;
@@ -144,6 +152,24 @@ export function createCoursesService(deps: CoursesDeps) {
   }
 
   /** One pass of the course-end job: stops the running machines of ended courses and frees their seats. */
+  /**
+   * Course data retention: the students' homes of a course are deleted COURSE_HOME_RETENTION_DAYS after it ended
+   * (provider first, then the record, so a crash in between only repeats an idempotent delete).
+   */
+  async function removeExpiredHomes(): Promise<number> {
+    const cutoff = new Date(clock.now().getTime() - COURSE_HOME_RETENTION_DAYS * 86_400_000);
+    const due = await db
+      .select({ courseId: courseHomes.courseId, userId: courseHomes.userId, homeKey: courseHomes.homeKey })
+      .from(courseHomes)
+      .innerJoin(courses, eq(courses.id, courseHomes.courseId))
+      .where(lte(courses.endAt, cutoff));
+    for (const h of due) {
+      await deps.machines.provider.removeHome?.(h.homeKey);
+      await db.delete(courseHomes).where(and(eq(courseHomes.courseId, h.courseId), eq(courseHomes.userId, h.userId)));
+    }
+    return due.length;
+  }
+
   async function endDueCourses(): Promise<number> {
     const now = clock.now();
     const running = await db
@@ -223,15 +249,20 @@ export function createCoursesService(deps: CoursesDeps) {
 
     /**
      * Replaces the roster with the uploaded list in one transaction: students added get an invitation e-mail
-     * (outbox, same transaction); students removed lose their seat at once, and their dashboards and open
-     * sessions are told after commit (the gateway re-checks access and closes the session).
+     * (outbox, same transaction) within the limits of ./invitations; students removed lose their seat at once, and
+     * their dashboards and open sessions are told after commit (the gateway re-checks access and closes the session).
      */
     async replaceRoster(principal: Principal, courseId: string, parsed: ParsedRoster): Promise<RosterSummary> {
       if (parsed.emails.length === 0) throw new BadRequest('No e-mail addresses were found in the file.', 'roster-empty');
       if (parsed.emails.length > MAX_ROSTER) throw new BadRequest(`A course list can have at most ${MAX_ROSTER} e-mail addresses.`, 'roster-too-long');
       const now = clock.now();
+      const limit = deps.inviteDailyLimit;
       const result = await db.transaction(async (tx) => {
         const course = await ownCourse(tx, principal, courseId, true);
+        const cap = maxRoster(course.vms);
+        if (parsed.emails.length > cap) {
+          throw new BadRequest(`This course has ${course.vms} machine${course.vms === 1 ? '' : 's'}, so its list can have at most ${cap} e-mail addresses.`, 'roster-too-long');
+        }
         const before = new Set((await tx.select({ email: roster.email }).from(roster).where(eq(roster.courseId, course.id))).map((r) => r.email));
         const after = new Set(parsed.emails);
         const added = parsed.emails.filter((e) => !before.has(e));
@@ -243,25 +274,37 @@ export function createCoursesService(deps: CoursesDeps) {
           lostAccess = gone.map((u) => u.id);
           await releaseSeatsOf(tx, course.id, lostAccess);
         }
-        if (added.length) {
-          await tx.insert(roster).values(added.map((email) => ({ courseId: course.id, email, addedAt: now }))).onConflictDoNothing();
-          for (const email of added) await deps.mailer.enqueue(tx, invitation(email, course, principal.name, deps.publicUrl));
+        if (added.length) await tx.insert(roster).values(added.map((email) => ({ courseId: course.id, email, addedAt: now }))).onConflictDoNothing();
+        const plan = await planInvitations(tx, { courseId: course.id, instructorId: principal.uid, list: parsed.emails, added: new Set(added), now, dailyLimit: limit });
+        for (const email of plan.send) {
+          // The invitation proves the address too: its link verifies whoever holds (or signs up with) this e-mail.
+          const verify = await issueVerificationLink(tx, { email, userId: null, now, publicUrl: deps.publicUrl, ttlMs: INVITE_VERIFY_TTL_MS });
+          await deps.mailer.enqueue(tx, invitation(email, course, principal.name, deps.publicUrl, verify));
         }
-        return { summary: { added: added.length, removed: removed.length, total: after.size }, lostAccess };
+        const summary = { added: added.length, removed: removed.length, total: after.size, invited: plan.send.length, notices: invitationNotices(plan, limit) };
+        return { summary, lostAccess };
       });
       await notify(courseId, principal.uid, result.lostAccess);
       return { ...result.summary, invalid: parsed.invalid };
     },
 
     endDueCourses,
+    removeExpiredHomes,
 
     job(intervalMs = 60_000): Job {
-      return { name: 'course-end', intervalMs, runOnce: async () => void (await endDueCourses()) };
+      return {
+        name: 'course-end',
+        intervalMs,
+        runOnce: async () => {
+          await endDueCourses();
+          await removeExpiredHomes();
+        },
+      };
     },
   };
 }
 
-function invitation(email: string, course: CourseRow, instructor: string, publicUrl: string): OutgoingMail {
+function invitation(email: string, course: CourseRow, instructor: string, publicUrl: string, verifyLink: string): OutgoingMail {
   const who = instructor.trim() || 'Your instructor';
   const dates = `${courseDate(course.startAt, course.region)} – ${courseDate(course.endAt, course.region)}`;
   const link = `${publicUrl}/?login=1`;
@@ -271,6 +314,9 @@ function invitation(email: string, course: CourseRow, instructor: string, public
     `${who} added you to ${course.name} (${dates}) on Hyperdesk.`,
     `Sign up or log in with this e-mail address (${email}) to use your course machine from Chrome:`,
     link,
+    '',
+    'Then open this link to confirm the address (once signed up; it works once, for 14 days):',
+    verifyLink,
     '',
     'Your machine can be used once your instructor has started it.',
   ].join('\n');

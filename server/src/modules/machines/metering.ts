@@ -7,6 +7,17 @@ import type { Ledger } from '../ledger/service';
 import { inPool } from './pool';
 
 export const MINUTE_MS = 60_000;
+/**
+ * How long after the desktop was last seen answering minutes may still begin and be charged: two metering ticks.
+ * Past it the machine may be down (host reboot, server outage), so nothing more is charged until it is seen again.
+ */
+export const SEEN_GRACE_MS = 20_000;
+
+/** The latest instant whose minute may be charged: now, unless the desktop has not been seen for a while. */
+export function chargeableUntil(now: Date, lastSeenAt: Date | null, onlineSince: Date): Date {
+  const seen = lastSeenAt ?? onlineSince;
+  return new Date(Math.min(now.getTime(), seen.getTime() + SEEN_GRACE_MS));
+}
 export const HOURS_USED_UP = 'Your runtime hours are used up. Top up to keep going.';
 export const HOURS_EXPIRED = 'Your hours have expired. Top up to keep going.';
 /** Course machines: their hours end with the course; the instructor cannot top them up. */
@@ -32,7 +43,8 @@ export interface MeteringDeps {
 }
 
 /**
- * Runtime metering (design §5). Minutes are charged when they begin: minute i of a session covers
+ * Runtime metering (design §5). Only minutes that begin while the desktop is seen running are charged (issue 11.3:
+ * an outage of the host or of this server must never eat a customer's hours). Minutes are charged when they begin: minute i of a session covers
  * [online_since + i min, online_since + i + 1 min) and is debited once under the key
  * `meter:<machineId>:<epoch minute of its start>`, so a repeated pass, two servers or a restart never count a
  * minute twice. A machine whose next minute finds no hours is stopped; when all its hours expired (no live lot
@@ -66,8 +78,8 @@ export function createMetering(deps: MeteringDeps): Metering {
     return 'ok';
   }
 
-  async function meterOne(m: { id: string; onlineSince: Date; courseId: string | null }, now: Date) {
-    const outcome = await settle(m.id, m.onlineSince, now);
+  async function meterOne(m: { id: string; onlineSince: Date; lastSeenAt: Date | null; courseId: string | null }, now: Date) {
+    const outcome = await settle(m.id, m.onlineSince, chargeableUntil(now, m.lastSeenAt, m.onlineSince));
     const live = await ledger.liveCreditedMinutes(db, m.id, now);
     if (outcome === 'empty' || live === 0) {
       marks.delete(m.id);
@@ -80,12 +92,12 @@ export function createMetering(deps: MeteringDeps): Metering {
   async function runOnce() {
     const now = clock.now();
     const online = await db
-      .select({ id: machines.id, onlineSince: machines.onlineSince, courseId: machines.courseId })
+      .select({ id: machines.id, onlineSince: machines.onlineSince, lastSeenAt: machines.lastSeenAt, courseId: machines.courseId })
       .from(machines)
       .where(and(eq(machines.observed, 'online'), eq(machines.desired, 'running'), isNotNull(machines.onlineSince)));
     await inPool(online, 8, async (m) => {
       try {
-        await meterOne({ id: m.id, onlineSince: m.onlineSince!, courseId: m.courseId }, now);
+        await meterOne({ id: m.id, onlineSince: m.onlineSince!, lastSeenAt: m.lastSeenAt, courseId: m.courseId }, now);
       } catch (err) {
         deps.log.error({ err, machineId: m.id }, 'metering failed for a machine');
       }

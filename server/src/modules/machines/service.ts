@@ -7,7 +7,7 @@ import type { Ledger } from '../ledger/service';
 import { audienceOf, type Events } from './events';
 import { createMetering, type Metering } from './metering';
 import { createReconciler, type Reconciler, type ReconcilerDeps } from './reconciler';
-import type { Endpoint, MachineProvider } from './providers/types';
+import type { Endpoint, MachineProvider, SocketAddress } from './providers/types';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -19,6 +19,8 @@ export interface Machines {
   requestStop(q: Queryable, machineIds: string[], reason?: string): Promise<void>;
   /** Where the gateway reaches the desktop; only while the machine is online. */
   endpointOf(machineId: string): Promise<Endpoint | null>;
+  /** Where the machine's streaming agent listens (WebRTC signaling), when it is online and one runs. */
+  agentOf(machineId: string): Promise<SocketAddress | null>;
   provider: MachineProvider;
   reconciler: Reconciler;
   metering: Metering;
@@ -105,6 +107,13 @@ export function createMachines(deps: MachinesDeps): { machines: Machines; jobs: 
       if (row?.observed !== 'online') return null;
       const d = await provider.describe(machineId);
       return d.state === 'running' ? (d.endpoint ?? null) : null;
+    },
+    async agentOf(machineId) {
+      if (!UUID.test(machineId)) return null;
+      const [row] = await db.select({ observed: machines.observed }).from(machines).where(eq(machines.id, machineId));
+      if (row?.observed !== 'online') return null;
+      const d = await provider.describe(machineId);
+      return d.state === 'running' ? (d.agent ?? null) : null;
     },
     provider,
     reconciler,

@@ -1,5 +1,5 @@
 import { formatHours } from '../../lib/format';
-import type { Phase } from './desktop';
+import type { Phase, Transport } from './desktop';
 import styles from './Connect.module.css';
 
 export interface ToolbarProps {
@@ -14,6 +14,14 @@ export interface ToolbarProps {
   onToggleClipboard(): void;
   onToggleFullScreen(): void;
   onDisconnect(): void;
+  transport: Transport;
+  onSwitchTransport(): void;
+  onLockPointer(): void;
+  hasAudio: boolean;
+  muted: boolean;
+  onToggleMute(): void;
+  statsOpen: boolean;
+  onToggleStats(): void;
 }
 
 /** Round trips past 100 ms are noticeable when typing, past 250 ms sluggish. (The rate shown beside is what the
@@ -58,6 +66,27 @@ export function Toolbar(p: ToolbarProps) {
         ) : null}
       </div>
       <div className={styles.actions}>
+        <span className={styles.transport} data-testid="transport" title="How the desktop reaches you">
+          {p.transport === 'webrtc' ? 'WebRTC' : 'VNC'}
+        </span>
+        <button type="button" className={styles.tool} onClick={p.onSwitchTransport} data-testid="switch-transport">
+          {p.transport === 'webrtc' ? 'Use VNC' : 'Use WebRTC'}
+        </button>
+        {p.transport === 'webrtc' ? (
+          <>
+            <button type="button" className={styles.tool} onClick={p.onLockPointer} disabled={!connected} title="Capture the mouse for games (Esc releases it)">
+              Lock mouse
+            </button>
+            <button type="button" className={styles.tool} aria-pressed={p.statsOpen} onClick={p.onToggleStats}>
+              Stats
+            </button>
+            {p.hasAudio ? (
+              <button type="button" className={styles.tool} aria-pressed={!p.muted} onClick={p.onToggleMute}>
+                {p.muted ? 'Unmute' : 'Mute'}
+              </button>
+            ) : null}
+          </>
+        ) : null}
         <button type="button" className={styles.tool} aria-pressed={p.clipboardOpen} onClick={p.onToggleClipboard} disabled={!connected}>
           Clipboard
         </button>

@@ -2,6 +2,9 @@ import type RFB from '@novnc/novnc';
 import { GATEWAY_CLOSE, type GatewayServerMessage } from '@hyperdesk/contract';
 import { ApiError } from '../../api/http';
 import { activeMessage, gatewayUrl, parseGatewayMessage, pingMessage, requestTicket } from '../../api/connect';
+import { RtcStream, type StreamStats } from './webrtc';
+
+export type Transport = 'webrtc' | 'vnc';
 
 export type Phase =
   | { kind: 'connecting'; attempt: number }
@@ -23,6 +26,26 @@ export interface DesktopState {
   idleStopAt: string | null;
   idleStopMinutes: number | null;
   remoteClipboard: string;
+  transport: Transport;
+  /** WebRTC only: frame rate, bit rate, loss and path, refreshed every second. */
+  stats: StreamStats | null;
+  hasAudio: boolean;
+  muted: boolean;
+}
+
+/** No video frame this long after the socket opened: WebRTC cannot get through here, VNC takes over. */
+export const MEDIA_TIMEOUT_MS = 5_000;
+/** How long the gateway and the machine's agent may take to send their offer (the agent may still be starting). */
+export const OFFER_TIMEOUT_MS = 10_000;
+
+/** The transport the user last chose (WebRTC unless they switched to VNC). */
+const TRANSPORT_KEY = 'hyperdesk.connect.transport';
+function preferredTransport(): Transport {
+  try {
+    return localStorage.getItem(TRANSPORT_KEY) === 'vnc' ? 'vnc' : 'webrtc';
+  } catch {
+    return 'webrtc';
+  }
 }
 
 const MAX_RETRIES = 8;
@@ -48,12 +71,13 @@ const loadRfb = () =>
  * renders `state` through `onChange`.
  */
 export class DesktopConnection {
-  state: DesktopState = { phase: { kind: 'connecting', attempt: 1 }, rttMs: null, bitsPerSecond: 0, idleStopAt: null, idleStopMinutes: null, remoteClipboard: '' };
+  state: DesktopState = { phase: { kind: 'connecting', attempt: 1 }, rttMs: null, bitsPerSecond: 0, idleStopAt: null, idleStopMinutes: null, remoteClipboard: '', transport: preferredTransport(), stats: null, hasAudio: false, muted: true };
   private gen = 0;
   private failures = 0;
   private refusedTickets = 0;
   private rfb: RFB | null = null;
   private ws: WebSocket | null = null;
+  private rtc: RtcStream | null = null;
   private timers: ReturnType<typeof setInterval>[] = [];
   private retry: ReturnType<typeof setTimeout> | null = null;
   private bytes = 0;
@@ -84,7 +108,29 @@ export class DesktopConnection {
     void this.attempt();
   }
 
+  /** Switches between WebRTC and VNC (a new ticket, a new session). */
+  useTransport(transport: Transport): void {
+    try {
+      localStorage.setItem(TRANSPORT_KEY, transport);
+    } catch {
+      /* private mode: the choice lasts this tab */
+    }
+    this.set({ transport, stats: null });
+    this.reconnect();
+  }
+
+  lockPointer(): void {
+    this.rtc?.lockPointer();
+  }
+
+  setMuted(muted: boolean): void {
+    this.rtc?.setMuted(muted);
+    this.set({ muted });
+  }
+
   paste(text: string): void {
+    this.rtc?.paste(text);
+    this.rtc?.focus();
     this.rfb?.clipboardPasteFrom(text);
     this.rfb?.focus();
   }
@@ -97,6 +143,7 @@ export class DesktopConnection {
   }
 
   focus(): void {
+    this.rtc?.focus();
     this.rfb?.focus();
   }
 
@@ -114,8 +161,11 @@ export class DesktopConnection {
   private teardown(): void {
     if (this.retry) clearTimeout(this.retry);
     this.retry = null;
-    this.timers.forEach(clearInterval);
+    this.timers.forEach((t) => clearTimeout(t));
     this.timers = [];
+    if (this.rtc) this.ws?.close(1000);
+    this.rtc?.close();
+    this.rtc = null;
     const rfb = this.rfb;
     this.rfb = null;
     this.ws = null;
@@ -131,8 +181,8 @@ export class DesktopConnection {
     this.teardown();
     this.userClosed = false;
     this.stopped = null;
-    this.set({ phase: { kind: 'connecting', attempt: this.failures + 1 }, idleStopAt: null });
-    const rfbLoading = loadRfb().catch(() => null); // fetched while the ticket is on its way
+    this.set({ phase: { kind: 'connecting', attempt: this.failures + 1 }, idleStopAt: null, stats: null, hasAudio: false });
+    const rfbLoading = this.state.transport === 'vnc' ? loadRfb().catch(() => null) : Promise.resolve(null); // fetched while the ticket is on its way
     let answer;
     try {
       answer = await requestTicket(this.url);
@@ -140,6 +190,7 @@ export class DesktopConnection {
       if (gen === this.gen) this.ticketRefused(err);
       return;
     }
+    if (this.state.transport === 'webrtc') return this.openRtc(gen, answer.wsPath);
     const Rfb = await rfbLoading;
     if (gen !== this.gen) return;
     if (!Rfb) return this.retryLater();
@@ -176,13 +227,78 @@ export class DesktopConnection {
     this.startMeters(ws);
   }
 
+  private openRtc(gen: number, wsPath: string): void {
+    const ws = new WebSocket(gatewayUrl(`${wsPath}&mode=webrtc`));
+    let gotFrame = false;
+    const send = (msg: object) => ws.readyState === WebSocket.OPEN && ws.send(JSON.stringify(msg));
+    const rtc = new RtcStream(this.target, send, {
+      frame: () => {
+        if (gen !== this.gen) return;
+        gotFrame = true;
+        this.failures = 0;
+        this.refusedTickets = 0;
+        this.set({ phase: { kind: 'connected' } });
+        rtc.focus();
+      },
+      clipboard: (text) => {
+        this.set({ remoteClipboard: text });
+        navigator.clipboard?.writeText(text).catch(() => undefined);
+      },
+      audio: () => this.set({ hasAudio: true }),
+    });
+    rtc.setMuted(this.state.muted);
+    this.rtc = rtc;
+    this.ws = ws;
+    // No media within MEDIA_TIMEOUT_MS of the agent's offer (UDP blocked), or no offer at all: VNC instead.
+    const fallBackIn = (ms: number) =>
+      this.timers.push(
+        setTimeout(() => {
+          if (gen === this.gen && !gotFrame) this.fallBack();
+        }, ms),
+      );
+    fallBackIn(OFFER_TIMEOUT_MS);
+    let offered = false;
+    ws.addEventListener('message', (e) => {
+      if (typeof e.data !== 'string') return;
+      const msg = parseGatewayMessage(e.data);
+      if (!msg) return;
+      if (msg.type === 'offer' && !offered) {
+        offered = true;
+        fallBackIn(MEDIA_TIMEOUT_MS);
+      }
+      if (msg.type === 'rtc-config' || msg.type === 'offer' || msg.type === 'ice') return void rtc.onMessage(msg).catch(() => undefined);
+      if (msg.type === 'hello') rtc.begin();
+      this.onStatus(e.data, ws);
+    });
+    ws.addEventListener('close', (e) => {
+      if (gen !== this.gen) return;
+      // The machine has no working streaming agent: VNC still shows the desktop.
+      if (e.code === GATEWAY_CLOSE.desktopUnreachable && !this.userClosed) return this.fallBack();
+      this.closed(e.code);
+    });
+    this.startMeters(ws);
+    this.timers.push(
+      setInterval(() => {
+        void rtc.stats().then((stats) => {
+          if (stats && gen === this.gen) this.set({ stats, bitsPerSecond: stats.kbps * 1000 });
+        });
+      }, 1000),
+    );
+  }
+
+  /** WebRTC showed nothing: the same desktop over VNC, with a fresh ticket. */
+  private fallBack(): void {
+    this.set({ transport: 'vnc', stats: null });
+    void this.attempt();
+  }
+
   private startMeters(ws: WebSocket): void {
     this.bytes = 0;
     let last = performance.now();
     this.timers.push(
       setInterval(() => {
         const now = performance.now();
-        this.set({ bitsPerSecond: Math.round((this.bytes * 8 * 1000) / Math.max(1, now - last)) });
+        if (this.state.transport === 'vnc') this.set({ bitsPerSecond: Math.round((this.bytes * 8 * 1000) / Math.max(1, now - last)) });
         this.bytes = 0;
         last = now;
       }, 1000),
@@ -200,7 +316,7 @@ export class DesktopConnection {
       this.set({ idleStopMinutes: msg.idleStopMinutes });
       if (ws.readyState === WebSocket.OPEN) ws.send(pingMessage(performance.now()));
     } else if (msg.type === 'idle-warning') this.set({ idleStopAt: msg.stopAt });
-    else this.stopped = msg;
+    else if (msg.type === 'stopped') this.stopped = msg;
   }
 
   private closed(code: number): void {

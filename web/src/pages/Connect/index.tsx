@@ -41,6 +41,7 @@ function Desktop({ payload }: { payload: ConnectPayload }) {
   const [state, setState] = useState<DesktopState | null>(null);
   const [clipboardOpen, setClipboardOpen] = useState(false);
   const [fullScreen, setFullScreen] = useState(false);
+  const [statsOpen, setStatsOpen] = useState(false);
   const balance = useQuery({ ...balanceQuery(), refetchInterval: HOURS_REFRESH_MS });
   const entry = balance.data?.find((e) => e.packId === payload.packId);
   const hoursLeft = balance.isPending ? undefined : (entry?.timeLeft ?? null);
@@ -95,9 +96,26 @@ function Desktop({ payload }: { payload: ConnectPayload }) {
         onToggleClipboard={() => setClipboardOpen((o) => !o)}
         onToggleFullScreen={toggleFullScreen}
         onDisconnect={() => conn.current?.disconnect()}
+        transport={state?.transport ?? 'webrtc'}
+        onSwitchTransport={() => conn.current?.useTransport(state?.transport === 'vnc' ? 'webrtc' : 'vnc')}
+        onLockPointer={() => conn.current?.lockPointer()}
+        hasAudio={state?.hasAudio ?? false}
+        muted={state?.muted ?? true}
+        onToggleMute={() => conn.current?.setMuted(!(state?.muted ?? true))}
+        statsOpen={statsOpen}
+        onToggleStats={() => setStatsOpen((o) => !o)}
       />
       <div className={styles.stage}>
         <div ref={screen} className={styles.screen} data-testid="desktop" aria-label={`Desktop of ${payload.machineName}`} />
+        {statsOpen && state?.stats ? (
+          <dl className={styles.stats} data-testid="stream-stats">
+            <dt>fps</dt><dd>{state.stats.fps}</dd>
+            <dt>kbit/s</dt><dd>{state.stats.kbps}</dd>
+            <dt>RTT</dt><dd>{state.stats.rttMs === null ? '–' : `${state.stats.rttMs} ms`}</dd>
+            <dt>loss</dt><dd>{state.stats.lossPct}%</dd>
+            <dt>path</dt><dd>{state.stats.transport || '–'}</dd>
+          </dl>
+        ) : null}
         {clipboardOpen && connected ? (
           <ClipboardPanel
             key={state?.remoteClipboard ?? ''}

@@ -1,26 +1,26 @@
-import { spawn } from 'node:child_process';
-import { chmodSync, chownSync, closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { execFile, spawn } from 'node:child_process';
+import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import {
-  DESKTOP_PATH,
-  DESKTOP_SCRIPT,
-  desktopUser,
-  ensureReachable,
-  ensureX11SocketDir,
-  missingPrograms,
-  type DesktopUser,
-} from './desktop';
-import { MARK_DATA_DIR, MARK_MACHINE, abandonedDesktopPids, alive, clearStaleX, machineOfProcess, procInfo, scanDesktops, signal, waitGone, xLockPid } from './procs';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { cgroupNames, machineCgroup, ulimitArgs, type Limits } from './cgroups';
+import { desktopPreflight } from './desktop';
+import { alive, killAll, pidsOfUids, processesOfUids, procInfo, sameProcess } from './procs';
 import { rfbAnswers } from './rfb';
-import type { Endpoint, MachineProvider, ObservedDesktop } from './types';
+import { agentArgs, desktopArgs, DESKTOP_PATH, EXIT_VNC_DIED, EXIT_X_DIED, EXIT_X_FAILED, EXIT_X_SLOW, SUPERVISOR_SCRIPT, xauthFile } from './sandbox';
+import type { MachineProvider, ObservedDesktop } from './types';
+import { ensureUser, lookupUser, machineUsers, removeUser, userNameOf } from './users';
 
-/** What DATA_DIR/machines/<id>/state.json records about a desktop, so a restarted server adopts it. */
-interface DesktopState {
-  display: number;
-  port: number;
-  /** The session script's pid, which leads the desktop's process group; null until it is spawned. */
-  pgid: number | null;
+const run = promisify(execFile);
+
+/** What DATA_DIR/machines/<id>/state.json records about a running sandbox, so a restarted server adopts it. */
+interface SandboxState {
+  user: string;
+  uid: number;
+  supervisor: number;
+  /** The supervisor's start time (/proc stat), so a reused pid is never mistaken for it. */
+  supervisorStart: number;
+  homeKey: string;
   name: string;
   startedAt: string;
 }
@@ -28,48 +28,77 @@ interface DesktopState {
 export interface LocalProviderOptions {
   dataDir: string;
   log?: { info(o: object, msg: string): void; warn(o: object, msg: string): void };
-  /** First X display number tried; displays in use (lock files in /tmp) are skipped. */
-  firstDisplay?: number;
+  egress?: 'none' | 'internet';
+  limits?: Partial<Limits & { diskMb: number }>;
+  /** The streaming agent's program; default server/agent/agent.py of this checkout (started only if present). */
+  agentScript?: string;
+  /** How often describe() measures a home against MACHINE_DISK_MB (default 30 s). */
+  diskCheckEveryMs?: number;
 }
 
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
-const LOOPBACK = '127.0.0.1';
-const X_READY_TIMEOUT_MS = 20_000;
+/** Home keys: a machine id, or `course-<course id>-<user id>` (issue 11.4). */
+const HOME_KEY = /^[A-Za-z0-9_-]{1,140}$/;
+/** Generous: on a host starting a classroom of desktops at once, an X server can take many seconds. */
+const X_READY_TIMEOUT_MS = 60_000;
+/** A desktop whose VNC server answered once and then stays silent this long is hung. */
+const HUNG_AFTER_MS = 30_000;
+const DISK_CHECK_EVERY_MS = 30_000;
+const AGENT_DEFAULT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../agent/agent.py');
+
+const EXIT_REASONS: Record<number, string> = {
+  [EXIT_X_FAILED]: 'The X server of the desktop failed to start.',
+  [EXIT_X_SLOW]: 'The X server of the desktop did not come up in time.',
+  [EXIT_X_DIED]: 'The X server of the desktop ended, so the machine was stopped.',
+  [EXIT_VNC_DIED]: 'The VNC server of the desktop ended, so the machine was stopped.',
+};
 
 /**
- * The embedded machine provider: each machine is a real desktop on this host (Xvfb + openbox + xterm + x11vnc on
- * 127.0.0.1), with its home in DATA_DIR/machines/<id>/home kept across stop and start. x11vnc runs without a
- * password because it only listens on loopback, where the server's authenticated gateway is its only client.
+ * The embedded machine provider: each machine is a sandboxed desktop on this host. The desktop runs in bubblewrap
+ * (own PID, IPC, UTS and network namespaces; the system read-only; of the data dir only its home and run dir) as
+ * the machine's own Unix user, in its own cgroup (memory, processes, CPU). Its VNC server and the streaming
+ * agent listen on Unix sockets in the run dir, which only that user and the server can open; x11vnc therefore
+ * needs no password: the server's authenticated gateway is its only possible client.
  */
 export function createLocalProvider(opts: LocalProviderOptions): MachineProvider {
   const dataDir = path.resolve(opts.dataDir);
   const root = path.join(dataDir, 'machines');
-  const firstDisplay = opts.firstDisplay ?? 100;
-  const user: DesktopUser | null = desktopUser();
-  const displays = new Set<number>(); // reserved by this process until the X server holds its lock file
-  const ports = new Set<number>();
+  const homes = path.join(dataDir, 'homes');
+  const egress = opts.egress ?? 'internet';
+  const limits: Limits = { memoryMb: opts.limits?.memoryMb ?? 4096, pids: opts.limits?.pids ?? 512, cpuShares: opts.limits?.cpuShares ?? 1024 };
+  const diskMb = opts.limits?.diskMb ?? 20480;
+  const agentScript = opts.agentScript ?? AGENT_DEFAULT;
   const locks = new Map<string, Promise<unknown>>();
-  let prepared = false;
+  /** When a desktop's VNC server was first found silent (cleared whenever it answers). */
+  const silentFrom = new Map<string, number>();
+  const lastDiskCheck = new Map<string, number>();
+  let agentMissingLogged = false;
 
-  const dirOf = (id: string) => {
-    if (!ID.test(id)) throw new Error(`invalid machine id ${JSON.stringify(id)}`);
-    return path.join(root, id);
+  const valid = (id: string) => {
+    if (!ID.test(id)) throw new Error(`invalid id ${JSON.stringify(id)}`);
+    return id;
   };
-  const statePath = (id: string) => path.join(dirOf(id), 'state.json');
-  const homeOf = (id: string) => path.join(dirOf(id), 'home');
+  const dirOf = (id: string) => path.join(root, valid(id));
+  const runOf = (id: string) => path.join(dirOf(id), 'run');
+  const homeOf = (key: string) => {
+    if (!HOME_KEY.test(key)) throw new Error(`invalid home key ${JSON.stringify(key)}`);
+    return path.join(homes, key);
+  };
+  const file = (id: string, name: string) => path.join(dirOf(id), name);
 
-  function readState(id: string): DesktopState | null {
+  function readJson<T>(f: string): T | null {
     try {
-      return JSON.parse(readFileSync(statePath(id), 'utf8')) as DesktopState;
+      return JSON.parse(readFileSync(f, 'utf8')) as T;
     } catch {
       return null;
     }
   }
-  function writeState(id: string, s: DesktopState) {
-    const tmp = `${statePath(id)}.tmp`;
-    writeFileSync(tmp, JSON.stringify(s), { mode: 0o600 });
-    renameSync(tmp, statePath(id));
+  const readState = (id: string) => readJson<SandboxState>(file(id, 'state.json'));
+  function writeJson(f: string, v: unknown) {
+    writeFileSync(`${f}.tmp`, JSON.stringify(v), { mode: 0o600 });
+    renameSync(`${f}.tmp`, f);
   }
+  const stoppedReason = (id: string) => readJson<{ reason: string }>(file(id, 'stopped.json'))?.reason;
 
   /** One operation per machine at a time (start and stop of the same machine never interleave). */
   function serialized<T>(id: string, fn: () => Promise<T>): Promise<T> {
@@ -81,93 +110,128 @@ export function createLocalProvider(opts: LocalProviderOptions): MachineProvider
     return next;
   }
 
-  function prepare() {
-    if (prepared) return;
-    mkdirSync(root, { recursive: true, mode: 0o711 });
-    if (user) {
-      ensureReachable(dataDir, user);
-      ensureX11SocketDir();
-    }
-    prepared = true;
+  const supervisorAlive = (s: SandboxState | null) => !!s && sameProcess(s.supervisor, s.supervisorStart);
+
+  /** Every process of the machine: its supervisor, everything in its cgroup, anything running as its user. */
+  function machinePids(id: string, userName: string, s: SandboxState | null): number[] {
+    const uid = lookupUser(userName)?.uid ?? s?.uid;
+    const pids = new Set([...machineCgroup(userName).pids(), ...pidsOfUids(new Set(uid === undefined ? [] : [uid]))]);
+    if (s && supervisorAlive(s)) pids.add(s.supervisor);
+    return [...pids].filter(alive);
   }
 
-  /** The session leader is alive and really ours (pids are reused). */
-  function leaderAlive(id: string, s: DesktopState | null): boolean {
-    return !!s?.pgid && alive(s.pgid) && machineOfProcess(s.pgid, dataDir) === id;
+  async function endProcesses(id: string, userName: string, s: SandboxState | null): Promise<void> {
+    const cg = machineCgroup(userName);
+    // The sandbox first (its supervisor and cgroup: cheap to read), then one /proc scan for anything that left it.
+    await killAll(() => [...(s && supervisorAlive(s) ? [s.supervisor] : []), ...cg.pids()].filter(alive));
+    const left = await killAll(() => machinePids(id, userName, s));
+    if (left.length) opts.log?.warn({ machineId: id, pids: left }, 'machine processes survived SIGKILL');
+    // Killed processes leave the cgroup once reaped.
+    for (let i = 0; i < 100 && !cg.remove(); i++) await new Promise((r) => setTimeout(r, 20));
   }
 
-  function pickDisplay(): number {
-    for (let d = firstDisplay; d < firstDisplay + 2000; d++) {
-      if (displays.has(d)) continue;
-      const owner = xLockPid(d);
-      if (owner !== null && alive(owner)) continue;
-      displays.add(d);
-      return d;
-    }
-    throw new Error('no free X display');
+  /** Ends every process of the machine and removes what a run leaves (run dir, state, cgroup). */
+  async function cleanup(id: string): Promise<void> {
+    const s = readState(id);
+    await endProcesses(id, s?.user ?? userNameOf(dataDir, id), s);
+    rmSync(runOf(id), { recursive: true, force: true });
+    for (const f of ['state.json', 'info.json', 'exit']) rmSync(file(id, f), { force: true });
+    silentFrom.delete(id);
   }
 
-  async function pickPort(): Promise<number> {
-    for (;;) {
-      const port = await new Promise<number>((resolve, reject) => {
-        const s = createServer();
-        s.once('error', reject);
-        s.listen(0, LOOPBACK, () => {
-          const p = (s.address() as { port: number }).port;
-          s.close(() => resolve(p));
-        });
-      });
-      if (!ports.has(port)) {
-        ports.add(port);
-        return port;
-      }
-    }
+  function stopWithReason(id: string, reason: string): Promise<void> {
+    return serialized(id, async () => {
+      if (!readState(id)) return;
+      opts.log?.warn({ machineId: id, reason }, 'stopping a machine');
+      await cleanup(id);
+      writeJson(file(id, 'stopped.json'), { reason });
+    });
   }
 
-  function release(s: Pick<DesktopState, 'display' | 'port'>) {
-    displays.delete(s.display);
-    ports.delete(s.port);
+  /** A fresh run dir (never reused: the user could have left symlinks in the old one) with a fresh X cookie. */
+  function prepareRunDir(id: string, uid: number, gid: number) {
+    const runDir = runOf(id);
+    rmSync(runDir, { recursive: true, force: true });
+    mkdirSync(path.join(runDir, 'x11'), { recursive: true, mode: 0o700 });
+    writeFileSync(path.join(runDir, 'xauth'), xauthFile(), { mode: 0o600 });
+    for (const p of [runDir, path.join(runDir, 'x11'), path.join(runDir, 'xauth')]) chownSync(p, uid, gid);
+    chmodSync(runDir, 0o700);
   }
 
-  /** Spawns the session script; resolves once its X server holds the display, or rejects with the reason. */
-  async function launch(id: string, name: string): Promise<'ok' | 'display-taken'> {
-    const display = pickDisplay();
-    const port = await pickPort();
-    const home = homeOf(id);
-    // The machine folder is searchable but not listable; the home inside belongs to the desktop user alone.
-    mkdirSync(dirOf(id), { recursive: true, mode: 0o711 });
-    chmodSync(dirOf(id), 0o711);
+  /** The home belongs to the machine's user (a seat's home may come from another machine, or an older uid). */
+  async function prepareHome(key: string, uid: number, gid: number): Promise<string> {
+    mkdirSync(homes, { recursive: true, mode: 0o700 });
+    const home = homeOf(key);
     mkdirSync(home, { recursive: true, mode: 0o700 });
-    if (user) chownSync(home, user.uid, user.gid);
-    writeState(id, { display, port, pgid: null, name, startedAt: new Date().toISOString() });
-    const logFd = openSync(path.join(dirOf(id), 'desktop.log'), 'w', 0o600);
-    const child = spawn('bash', ['-c', DESKTOP_SCRIPT, 'hyperdesk-desktop', String(display), String(port), name], {
+    const st = statSync(home);
+    if (st.uid !== uid || st.gid !== gid) await run('chown', ['-R', '--no-dereference', `${uid}:${gid}`, home]);
+    chmodSync(home, 0o700);
+    return home;
+  }
+
+  function agentCommand(id: string, uid: number, gid: number): string[] {
+    if (!existsSync(agentScript)) {
+      if (!agentMissingLogged) opts.log?.warn({ agentScript }, 'no streaming agent installed; desktops are reachable over VNC only');
+      agentMissingLogged = true;
+      return [];
+    }
+    return agentArgs({ run: runOf(id), uid, gid, agentDir: path.dirname(agentScript), agentFile: path.basename(agentScript) });
+  }
+
+  /** The sandbox's exit code as its supervisor recorded it, or null. */
+  function exitCode(id: string): number | null {
+    try {
+      const code = Number(readFileSync(file(id, 'exit'), 'utf8').trim());
+      return Number.isInteger(code) ? code : null;
+    } catch {
+      return null;
+    }
+  }
+
+  function logTail(id: string): string {
+    try {
+      return readFileSync(file(id, 'desktop.log'), 'utf8').trim().split('\n').slice(-3).join(' | ').slice(0, 300);
+    } catch {
+      return 'no log';
+    }
+  }
+
+  async function launch(id: string, name: string, homeKey: string): Promise<void> {
+    const user = await ensureUser(dataDir, id);
+    mkdirSync(dirOf(id), { recursive: true, mode: 0o700 });
+    const home = await prepareHome(homeKey, user.uid, user.gid);
+    prepareRunDir(id, user.uid, user.gid);
+    for (const f of ['stopped.json', 'exit', 'info.json']) rmSync(file(id, f), { force: true });
+    const cg = machineCgroup(user.name);
+    cg.create(limits);
+    const args = [
+      ...desktopArgs({ home, run: runOf(id), uid: user.uid, gid: user.gid, user: user.name, name }),
+      '@@agent@@',
+      ...agentCommand(id, user.uid, user.gid),
+    ];
+    const logFd = openSync(file(id, 'desktop.log'), 'w', 0o600);
+    const child = spawn('bash', ['-c', SUPERVISOR_SCRIPT, 'hyperdesk-supervisor', dirOf(id), egress, runOf(id), ...args], {
       detached: true,
       stdio: ['ignore', logFd, logFd],
-      cwd: home,
-      env: { PATH: DESKTOP_PATH, HOME: home, USER: user?.name ?? process.env.USER ?? 'user', LANG: 'C.UTF-8', TERM: 'xterm', [MARK_DATA_DIR]: dataDir, [MARK_MACHINE]: id },
-      ...(user ? { uid: user.uid, gid: user.gid } : {}),
+      env: { PATH: DESKTOP_PATH, LANG: 'C.UTF-8', CGROUP_PROCS: cg.procsFiles.join(' '), ULIMITS: ulimitArgs(cg.kind, limits) },
     });
     closeSync(logFd);
-    let exitCode: number | null | undefined;
-    child.once('exit', (code) => (exitCode = code));
-    child.once('error', () => (exitCode = -1));
+    let exited = false;
+    child.once('exit', () => (exited = true));
+    child.once('error', () => (exited = true));
     child.unref();
-    if (!child.pid) {
-      release({ display, port });
-      rmSync(statePath(id), { force: true });
-      throw new Error('could not spawn the desktop session');
-    }
-    writeState(id, { display, port, pgid: child.pid, name, startedAt: new Date().toISOString() });
+    const start = child.pid ? procInfo(child.pid)?.start : undefined;
+    if (!child.pid || start === undefined) throw new Error(`could not spawn the desktop sandbox: ${logTail(id)}`);
+    writeJson(file(id, 'state.json'), { user: user.name, uid: user.uid, supervisor: child.pid, supervisorStart: start, homeKey, name, startedAt: new Date().toISOString() } satisfies SandboxState);
+    const xSocket = path.join(runOf(id), 'x11', 'X0');
     const deadline = Date.now() + X_READY_TIMEOUT_MS;
     while (Date.now() < deadline) {
-      const owner = xLockPid(display);
-      if (owner !== null && procInfo(owner)?.pgrp === child.pid) return 'ok';
-      if (exitCode !== undefined) {
+      if (existsSync(xSocket)) return;
+      if (exited) {
+        const code = exitCode(id);
+        const log = logTail(id);
         await cleanup(id);
-        const other = xLockPid(display);
-        if (exitCode === 3 && other !== null && alive(other)) return 'display-taken';
-        throw new Error(`the desktop session ended at start (exit ${exitCode}): ${logTail(id)}`);
+        throw new Error(`the desktop sandbox ended at start (exit ${code ?? 'unknown'}): ${log}`);
       }
       await new Promise((r) => setTimeout(r, 30));
     }
@@ -175,82 +239,133 @@ export function createLocalProvider(opts: LocalProviderOptions): MachineProvider
     throw new Error('the X server did not come up in time');
   }
 
-  function logTail(id: string): string {
+  /** The home folder's size against its quota, checked now and then (du over a big home is not free). */
+  async function overDisk(id: string, s: SandboxState): Promise<boolean> {
+    const now = Date.now();
+    if (now - (lastDiskCheck.get(id) ?? 0) < (opts.diskCheckEveryMs ?? DISK_CHECK_EVERY_MS)) return false;
+    lastDiskCheck.set(id, now);
     try {
-      return readFileSync(path.join(dirOf(id), 'desktop.log'), 'utf8').trim().split('\n').slice(-3).join(' | ').slice(0, 300);
+      const { stdout } = await run('du', ['-skx', homeOf(s.homeKey)], { timeout: 20_000 });
+      return Number(stdout.split('\t')[0]) > diskMb * 1024;
     } catch {
-      return 'no log';
+      return false;
     }
   }
 
-  /** Ends every process of the machine (group first, then anything carrying its marker) and frees display and port. */
-  async function cleanup(id: string): Promise<void> {
-    const s = readState(id);
-    if (s?.pgid && machineOfProcess(s.pgid, dataDir) === id) signal(s.pgid, 'SIGTERM', true);
-    let pids = scanDesktops(dataDir, id).get(id) ?? [];
-    pids.forEach((p) => signal(p, 'SIGTERM'));
-    pids = await waitGone(pids, 3000);
-    if (pids.length) {
-      opts.log?.warn({ machineId: id, pids }, 'desktop processes ignored SIGTERM; killing them');
-      pids.forEach((p) => signal(p, 'SIGKILL'));
-      await waitGone(pids, 3000);
+  /** Users, cgroups and run dirs that no machine of this data dir accounts for (or of a deleted data dir). */
+  async function sweep(): Promise<void> {
+    const known = new Set<string>();
+    for (const u of machineUsers()) {
+      known.add(u.name);
+      const ours = u.dataDir === dataDir;
+      const orphan = ours ? !existsSync(dirOf(u.machineId)) : !existsSync(u.dataDir);
+      if (!orphan) continue;
+      opts.log?.warn({ user: u.name, machineId: u.machineId }, 'removing the sandbox of a machine that no longer exists');
+      await endProcesses(u.machineId, u.name, null);
+      await removeUser(u.name).catch((err: unknown) => opts.log?.warn({ err, user: u.name }, 'could not remove a machine user'));
     }
-    const late = scanDesktops(dataDir, id).get(id) ?? [];
-    late.forEach((p) => signal(p, 'SIGKILL'));
-    await waitGone(late, 3000);
-    if (s) {
-      clearStaleX(s.display);
-      release(s);
+    for (const name of cgroupNames()) {
+      if (!name.startsWith('hd-') || known.has(name) || lookupUser(name)) continue;
+      const cg = machineCgroup(name);
+      await killAll(() => cg.pids().filter(alive));
+      cg.remove();
     }
-    rmSync(statePath(id), { force: true });
   }
 
   return {
     kind: 'local',
 
     async preflight() {
-      const missing = missingPrograms();
-      return missing.length
-        ? `Machines cannot start on this server: ${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} not installed.`
-        : null;
+      return desktopPreflight(egress);
     },
 
-    start: ({ machineId, name }) =>
+    start: ({ machineId, name, homeKey }) =>
       serialized(machineId, async () => {
-        prepare();
         const s = readState(machineId);
-        if (leaderAlive(machineId, s)) return; // running or coming up: adopt it
+        if (supervisorAlive(s)) return; // running or coming up: adopt it
         await cleanup(machineId); // leftovers of a desktop that died or of a start a crash interrupted
-        for (let attempt = 0; attempt < 5; attempt++) {
-          if ((await launch(machineId, name)) === 'ok') return;
-        }
-        throw new Error('no free X display after 5 attempts');
+        await launch(machineId, name, homeKey ?? machineId);
       }),
 
     async describe(machineId): Promise<ObservedDesktop> {
       const s = readState(machineId);
-      if (!s) return { state: 'stopped' };
-      if (!leaderAlive(machineId, s)) return { state: 'stopped', reason: 'The desktop ended.' };
-      const endpoint: Endpoint = { host: LOOPBACK, port: s.port };
-      return { state: (await rfbAnswers(endpoint)) ? 'running' : 'starting', endpoint };
+      if (!s) {
+        const reason = stoppedReason(machineId);
+        return reason ? { state: 'stopped', reason } : { state: 'stopped' };
+      }
+      if (!supervisorAlive(s)) {
+        const code = exitCode(machineId);
+        return { state: 'stopped', reason: (code !== null && EXIT_REASONS[code]) || 'The desktop ended.' };
+      }
+      if (machineCgroup(s.user).oomKills() > 0) {
+        const reason = `The machine ran out of memory (limit ${limits.memoryMb} MB) and was stopped.`;
+        await stopWithReason(machineId, reason);
+        return { state: 'stopped', reason };
+      }
+      if (await overDisk(machineId, s)) {
+        const reason = `The machine's home folder grew past its disk quota (${diskMb} MB) and the machine was stopped.`;
+        await stopWithReason(machineId, reason);
+        return { state: 'stopped', reason };
+      }
+      const endpoint = { path: path.join(runOf(machineId), 'vnc.sock') };
+      if (await rfbAnswers(endpoint, 2000)) {
+        silentFrom.delete(machineId);
+        const agent = path.join(runOf(machineId), 'agent.sock');
+        return existsSync(agent) ? { state: 'running', endpoint, agent: { path: agent } } : { state: 'running', endpoint };
+      }
+      // Silent since when (counted from the first silent look, once the socket exists: it answered or was adopted).
+      const silentSince = silentFrom.get(machineId);
+      if (silentSince === undefined && existsSync(endpoint.path)) silentFrom.set(machineId, Date.now());
+      if (silentSince !== undefined && Date.now() - silentSince > HUNG_AFTER_MS) {
+        const reason = 'The desktop stopped responding, so the machine was stopped.';
+        await stopWithReason(machineId, reason);
+        return { state: 'stopped', reason };
+      }
+      return { state: 'starting', endpoint };
     },
 
-    stop: (machineId) => serialized(machineId, () => cleanup(machineId)),
+    stop: (machineId) =>
+      serialized(machineId, async () => {
+        if (readState(machineId)) rmSync(file(machineId, 'stopped.json'), { force: true });
+        await cleanup(machineId);
+      }),
 
     destroy: (machineId) =>
       serialized(machineId, async () => {
         await cleanup(machineId);
+        await removeUser(userNameOf(dataDir, machineId));
+        machineCgroup(userNameOf(dataDir, machineId)).remove();
         rmSync(dirOf(machineId), { recursive: true, force: true });
+        rmSync(homeOf(machineId), { recursive: true, force: true });
       }),
 
+    async removeHome(homeKey) {
+      rmSync(homeOf(homeKey), { recursive: true, force: true });
+    },
+
     async list() {
-      const abandoned = abandonedDesktopPids();
-      if (abandoned.length) {
-        opts.log?.warn({ pids: abandoned }, 'ending desktops whose data dir was deleted');
-        abandoned.forEach((p) => signal(p, 'SIGTERM'));
-        (await waitGone(abandoned, 3000)).forEach((p) => signal(p, 'SIGKILL'));
+      await sweep();
+      const live: string[] = [];
+      let ids: string[];
+      try {
+        ids = readdirSync(root).filter((d) => ID.test(d));
+      } catch {
+        return live;
       }
-      return [...scanDesktops(dataDir).keys()];
+      // Live: a supervisor, anything in the machine's cgroup, or anything running as its user (one /proc scan).
+      const uidOf = new Map<number, string>();
+      for (const id of ids) {
+        const s = readState(id);
+        const name = s?.user ?? userNameOf(dataDir, id);
+        if (supervisorAlive(s) || machineCgroup(name).pids().some(alive)) live.push(id);
+        else {
+          const uid = lookupUser(name)?.uid ?? s?.uid;
+          if (uid !== undefined) uidOf.set(uid, id);
+          if (!s) rmSync(runOf(id), { recursive: true, force: true });
+        }
+      }
+      for (const uid of new Set(processesOfUids(new Set(uidOf.keys())).map((p) => p.uid))) live.push(uidOf.get(uid)!);
+      return live;
     },
   };
 }

@@ -1,96 +1,23 @@
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
-/**
- * Process bookkeeping for the local provider, read from /proc. Every desktop process carries two environment
- * markers (inherited by whatever the user starts in the desktop), so the provider finds all of a machine's
- * processes even after a crash left no state file, or a program left the desktop's process group.
- */
-export const MARK_DATA_DIR = 'HYPERDESK_DATA_DIR';
-export const MARK_MACHINE = 'HYPERDESK_MACHINE';
+/** Process bookkeeping for the local provider, read from /proc. */
 
 export interface ProcInfo {
   pid: number;
-  pgrp: number;
   zombie: boolean;
+  /** Start time in clock ticks since boot: with the pid, it names a process even when pids are reused. */
+  start: number;
 }
 
-/** pid, process group and zombie state from /proc/<pid>/stat, or null when the process is gone. */
 export function procInfo(pid: number): ProcInfo | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // "pid (comm) state ppid pgrp …" — comm may contain spaces and parentheses, so parse after the last ')'.
+    // "pid (comm) state ppid …" — comm may contain spaces and parentheses, so parse after the last ')'.
     const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { pid, zombie: rest[0] === 'Z' || rest[0] === 'X', pgrp: Number(rest[2]) };
+    return { pid, zombie: rest[0] === 'Z' || rest[0] === 'X', start: Number(rest[19]) };
   } catch {
     return null;
   }
-}
-
-/** The desktop markers of a process ({ dataDir, machineId }), or null for any other process. */
-export function markersOf(pid: number): { dataDir: string; machineId: string } | null {
-  let env: string;
-  try {
-    env = readFileSync(`/proc/${pid}/environ`, 'latin1');
-  } catch {
-    return null;
-  }
-  let dataDir: string | undefined;
-  let machineId: string | undefined;
-  for (const kv of env.split('\0')) {
-    if (kv.startsWith(`${MARK_DATA_DIR}=`)) dataDir = kv.slice(MARK_DATA_DIR.length + 1);
-    else if (kv.startsWith(`${MARK_MACHINE}=`)) machineId = kv.slice(MARK_MACHINE.length + 1);
-  }
-  return dataDir && machineId ? { dataDir, machineId } : null;
-}
-
-/** The machine id a process belongs to when it carries our markers for this data dir, else null. */
-export function machineOfProcess(pid: number, dataDir: string): string | null {
-  const m = markersOf(pid);
-  return m && m.dataDir === dataDir ? m.machineId : null;
-}
-
-/** Every live (non-zombie) desktop process on this host, with its markers. */
-function scanAll(): { pid: number; dataDir: string; machineId: string }[] {
-  const found: { pid: number; dataDir: string; machineId: string }[] = [];
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return found;
-  }
-  for (const name of entries) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
-    const pid = Number(name);
-    const m = markersOf(pid);
-    if (!m) continue;
-    const info = procInfo(pid);
-    if (info && !info.zombie) found.push({ pid, ...m });
-  }
-  return found;
-}
-
-/** Live processes of this data dir's desktops, grouped by machine id. */
-export function scanDesktops(dataDir: string, onlyMachine?: string): Map<string, number[]> {
-  const found = new Map<string, number[]>();
-  for (const p of scanAll()) {
-    if (p.dataDir !== dataDir || (onlyMachine && p.machineId !== onlyMachine)) continue;
-    found.set(p.machineId, [...(found.get(p.machineId) ?? []), p.pid]);
-  }
-  return found;
-}
-
-/**
- * Desktop processes whose data dir no longer exists on this host: nothing can adopt them (their home is gone),
- * so they are ended by whichever server notices.
- */
-export function abandonedDesktopPids(): number[] {
-  const gone = new Map<string, boolean>();
-  return scanAll()
-    .filter((p) => {
-      if (!gone.has(p.dataDir)) gone.set(p.dataDir, !existsSync(p.dataDir));
-      return gone.get(p.dataDir);
-    })
-    .map((p) => p.pid);
 }
 
 export function alive(pid: number): boolean {
@@ -98,9 +25,41 @@ export function alive(pid: number): boolean {
   return !!info && !info.zombie;
 }
 
-export function signal(pid: number, sig: NodeJS.Signals, group = false): void {
+/** The process that was started at `start` is still running (not a reused pid). */
+export function sameProcess(pid: number, start: number): boolean {
+  const info = procInfo(pid);
+  return !!info && !info.zombie && info.start === start;
+}
+
+/** Live pids whose real, effective or saved uid is one of `uids` (a machine's processes, wherever they went). */
+export function pidsOfUids(uids: Set<number>): number[] {
+  return processesOfUids(uids).map((p) => p.pid);
+}
+
+/** Live processes (pid and matching uid) whose real, effective or saved uid is one of `uids`; one /proc scan. */
+export function processesOfUids(uids: Set<number>): { pid: number; uid: number }[] {
+  const out: { pid: number; uid: number }[] = [];
+  if (!uids.size) return out;
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    let status: string;
+    try {
+      status = readFileSync(`/proc/${name}/status`, 'utf8');
+    } catch {
+      continue;
+    }
+    const ids = status.match(/^Uid:\s+(\d+)\s+(\d+)\s+(\d+)/m);
+    const state = status.match(/^State:\s+(\S)/m)?.[1];
+    if (!ids || state === 'Z' || state === 'X') continue;
+    const uid = [ids[1], ids[2], ids[3]].map(Number).find((u) => uids.has(u));
+    if (uid !== undefined) out.push({ pid: Number(name), uid });
+  }
+  return out;
+}
+
+export function signal(pid: number, sig: NodeJS.Signals): void {
   try {
-    process.kill(group ? -pid : pid, sig);
+    process.kill(pid, sig);
   } catch {
     /* already gone */
   }
@@ -108,31 +67,16 @@ export function signal(pid: number, sig: NodeJS.Signals, group = false): void {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Waits until none of the pids is alive; answers the survivors when time runs out. */
-export async function waitGone(pids: number[], timeoutMs: number): Promise<number[]> {
+/**
+ * SIGKILLs what `find` answers until it answers nothing (a fork bomb refills between rounds; its pid limit
+ * bounds each round). Answers the survivors when time runs out.
+ */
+export async function killAll(find: () => number[], timeoutMs = 10_000): Promise<number[]> {
   const deadline = Date.now() + timeoutMs;
-  let left = pids.filter(alive);
-  while (left.length && Date.now() < deadline) {
-    await sleep(50);
-    left = left.filter(alive);
+  for (;;) {
+    const pids = find().filter((p) => p !== process.pid);
+    if (!pids.length || Date.now() > deadline) return pids;
+    pids.forEach((p) => signal(p, 'SIGKILL'));
+    await sleep(pids.some(alive) ? 30 : 0);
   }
-  return left;
-}
-
-/** The pid written in an X server's lock file, or null when there is none. */
-export function xLockPid(display: number): number | null {
-  try {
-    const pid = Number(readFileSync(`/tmp/.X${display}-lock`, 'latin1').replace(/\D/g, ''));
-    return pid > 0 ? pid : null;
-  } catch {
-    return null;
-  }
-}
-
-/** Removes the lock file and socket a killed X server left behind (only when their owner is dead). */
-export function clearStaleX(display: number): void {
-  const pid = xLockPid(display);
-  if (pid !== null && alive(pid)) return;
-  rmSync(`/tmp/.X${display}-lock`, { force: true });
-  rmSync(`/tmp/.X11-unix/X${display}`, { force: true });
 }

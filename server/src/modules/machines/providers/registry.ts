@@ -12,7 +12,13 @@ type Factory = (config: Config, log: LocalProviderOptions['log']) => MachineProv
  * desktop pod per machine; cloud VMs) adds its factory here and its kind to the config enum.
  */
 export const MACHINE_PROVIDERS: Record<Config['MACHINE_PROVIDER'], Factory> = {
-  local: (config, log) => createLocalProvider({ dataDir: machinesDataDir(config), log }),
+  local: (config, log) =>
+    createLocalProvider({
+      dataDir: machinesDataDir(config),
+      log,
+      egress: config.MACHINE_EGRESS,
+      limits: { memoryMb: config.MACHINE_MEMORY_MB, pids: config.MACHINE_PIDS, cpuShares: config.MACHINE_CPU_SHARES, diskMb: config.MACHINE_DISK_MB },
+    }),
 };
 
 export function createMachineProvider(config: Config, log: LocalProviderOptions['log']): MachineProvider {

@@ -17,7 +17,7 @@ export function rfbAnswers(ep: Endpoint, timeoutMs = 1500): Promise<boolean> {
       socket.destroy();
       resolve(ok);
     };
-    const socket = connect({ host: ep.host, port: ep.port });
+    const socket = connect(ep);
     socket.setTimeout(timeoutMs, () => finish(false));
     socket.on('error', () => finish(false));
     socket.on('close', () => finish(false));

@@ -1,10 +1,20 @@
-/** Where the gateway reaches a running desktop's VNC server (loopback for the local provider). */
-export interface Endpoint {
-  host: string;
-  port: number;
-}
+/**
+ * A socket the server's gateway opens: a private Unix socket (the sandboxed `local` provider) or a TCP address
+ * (a pod or VM on a private network). Shaped like `net.connect`'s options, so callers pass it straight through.
+ */
+export type SocketAddress = { path: string } | { host: string; port: number };
 
-export type ObservedDesktop = { state: 'running' | 'starting' | 'stopped'; endpoint?: Endpoint; reason?: string };
+/** Where the gateway reaches a running desktop's VNC server. */
+export type Endpoint = SocketAddress;
+
+export type ObservedDesktop = {
+  state: 'running' | 'starting' | 'stopped';
+  /** The desktop's VNC server. */
+  endpoint?: Endpoint;
+  /** The machine's streaming agent (WebRTC signaling, newline-delimited JSON); absent where none runs. */
+  agent?: SocketAddress;
+  reason?: string;
+};
 
 /**
  * A place where machines run (design §5, house rule 7). The reconciler is the only caller of start/stop; every
@@ -13,13 +23,24 @@ export type ObservedDesktop = { state: 'running' | 'starting' | 'stopped'; endpo
 export interface MachineProvider {
   kind: string;
   /** Starts (or adopts) the desktop of machineId; idempotent; resolves once the provider accepted the start. */
-  start(m: { machineId: string; name: string }): Promise<void>;
+  start(m: {
+    machineId: string;
+    name: string;
+    /**
+     * Whose home folder the desktop gets: the machine's own for single users, one per (course, student) on course
+     * machines, so a seat that moves to another student never shows the previous student's files. Defaults to
+     * machineId.
+     */
+    homeKey?: string;
+  }): Promise<void>;
   /** Observed state now. */
   describe(machineId: string): Promise<ObservedDesktop>;
   /** Idempotent; keeps the home folder. */
   stop(machineId: string): Promise<void>;
   /** stop + remove the home folder. */
   destroy(machineId: string): Promise<void>;
+  /** Deletes a home folder that no machine uses any more (course data retention); idempotent. */
+  removeHome?(homeKey: string): Promise<void>;
   /** Machine ids with live processes (adopted or cleaned up on boot). */
   list(): Promise<string[]>;
   /**

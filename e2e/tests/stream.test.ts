@@ -1,0 +1,96 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
+import { api, buyer, connectHref, waitOnline } from './connect-helpers';
+
+let server: RunningServer;
+let browser: Browser;
+beforeAll(async () => {
+  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+/** A checksum of the current video frame (drawn to a canvas in the tab), or 0 before the first frame. */
+function frameHash(tab: Page): Promise<number> {
+  return tab.getByTestId('desktop-video').evaluate((el) => {
+    const v = el as HTMLVideoElement;
+    if (!v.videoWidth) return 0;
+    const c = document.createElement('canvas');
+    c.width = v.videoWidth;
+    c.height = v.videoHeight;
+    const g = c.getContext('2d')!;
+    g.drawImage(v, 0, 0);
+    const d = g.getImageData(0, 0, c.width, c.height).data;
+    let h = 0;
+    const colours = new Set<number>();
+    for (let i = 0; i < d.length; i += 4 * 7) {
+      h = (h * 31 + d[i]! + d[i + 1]! * 7 + d[i + 2]! * 13) | 0;
+      colours.add((d[i]! << 16) | (d[i + 1]! << 8) | d[i + 2]!);
+    }
+    return colours.size > 3 ? h || 1 : 0; // a blank (one-colour) frame does not count
+  });
+}
+
+const readHome = (machineId: string, name: string) => {
+  try {
+    return readFileSync(path.join(server.dataDir, 'homes', machineId, name), 'utf8');
+  } catch {
+    return '';
+  }
+};
+
+// OPEN (issue 12): inside the bubblewrap sandbox provider the agent's media does not reach the tab yet and the
+// tab falls back to VNC after 5 s; this journey passed against the pre-sandbox provider (branch `stream`).
+it('streams the desktop over WebRTC: a moving picture, typing, clipboard both ways, pointer lock, stats', async () => {
+  const b = await buyer(browser, server.base, 'Stream Tester', 'webrtc');
+  await api(server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId });
+  await waitOnline(server.base, b.token, b.machineId);
+  const tab = await b.context.newPage();
+  await tab.goto(connectHref(server.base, b.machineId, b.machineName));
+  await tab.locator('main[data-phase="connected"]').waitFor({ timeout: 60_000 });
+  expect(await tab.getByTestId('transport').innerText()).toBe('WebRTC');
+  await expect.poll(() => frameHash(tab), { timeout: 20_000 }).not.toBe(0);
+
+  // Typing reaches the desktop: the xterm runs what we type, and the file it writes lands in the home folder.
+  const video = tab.getByTestId('desktop-video');
+  const box = (await video.boundingBox())!;
+  await tab.mouse.click(box.x + box.width / 4, box.y + box.height / 4); // on the xterm (top left of the desktop)
+  await tab.keyboard.type('date +%s%N > typed.txt; echo Hello-From-WebRTC >> typed.txt\n', { delay: 15 });
+  await expect.poll(() => readHome(b.machineId, 'typed.txt'), { timeout: 20_000 }).toContain('Hello-From-WebRTC');
+  // The picture moves: the terminal printed a new prompt, so the frame is a different one.
+  const first = await frameHash(tab);
+  await tab.keyboard.type('seq 1 40\n', { delay: 15 });
+  await expect.poll(() => frameHash(tab), { timeout: 15_000 }).not.toBe(first);
+
+  // Clipboard, browser → desktop: pasted text is in the desktop's clipboard; the xterm writes it out with xclip.
+  await tab.getByRole('button', { name: 'Clipboard' }).click();
+  await tab.getByRole('textbox', { name: 'Clipboard' }).fill('sent-from-browser-42');
+  await tab.getByRole('button', { name: 'Send to machine' }).click();
+  await tab.getByRole('button', { name: 'Close' }).click();
+  await tab.keyboard.type('xclip -selection clipboard -o > clip-in.txt\n', { delay: 15 });
+  await expect.poll(() => readHome(b.machineId, 'clip-in.txt'), { timeout: 20_000 }).toBe('sent-from-browser-42');
+  // Desktop → browser: text copied on the desktop shows up in the Clipboard panel.
+  await tab.keyboard.type('printf copied-on-desktop-7 | xclip -selection clipboard -i\n', { delay: 15 });
+  await tab.getByRole('button', { name: 'Clipboard' }).click();
+  await expect.poll(() => tab.getByRole('textbox', { name: 'Clipboard' }).inputValue(), { timeout: 20_000 }).toBe('copied-on-desktop-7');
+  await tab.getByRole('button', { name: 'Close' }).click();
+
+  // Stats overlay from getStats.
+  await tab.getByRole('button', { name: 'Stats' }).click();
+  await expect.poll(() => tab.getByTestId('stream-stats').innerText(), { timeout: 10_000 }).toMatch(/fps\s+\d+/);
+  await snap(tab, 'stream-01-webrtc');
+
+  // Switching to VNC and back: a fresh ticket each time, and the toolbar says which one is on.
+  await tab.getByTestId('switch-transport').click();
+  await expect.poll(() => tab.getByTestId('transport').innerText()).toBe('VNC');
+  await tab.locator('[data-testid="desktop"] canvas').waitFor({ timeout: 30_000 });
+  await tab.getByTestId('switch-transport').click();
+  await expect.poll(() => tab.getByTestId('transport').innerText()).toBe('WebRTC');
+  await expect.poll(() => frameHash(tab), { timeout: 20_000 }).not.toBe(0);
+  await b.context.close();
+}, 240_000);

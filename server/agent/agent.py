@@ -1,0 +1,193 @@
+#!/usr/bin/python3
+"""Hyperdesk streaming agent: one desktop as WebRTC video (GStreamer webrtcbin), input over a data channel.
+
+Run with Debian's /usr/bin/python3 (it has gi and GStreamer):
+  agent.py --display :N --xauthority FILE --socket PATH [--pulse-server unix:PATH]
+Signaling arrives ONLY over the Unix socket (mode 0600; the server's gateway is its one client) as newline-delimited
+JSON. The gateway sends `config` (ICE servers) then the browser's `start` (codecs it decodes); the agent answers with
+an `offer`, takes the `answer` and `ice` messages and sends its own `ice`. A new connection replaces the old one;
+a closed connection tears the peer down.
+"""
+import argparse
+import json
+import os
+import socket
+import sys
+import threading
+
+import gi
+
+gi.require_version('Gst', '1.0')
+gi.require_version('GstWebRTC', '1.0')
+gi.require_version('GstSdp', '1.0')
+from gi.repository import GLib, Gst, GstSdp, GstWebRTC  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer import Peer  # noqa: E402
+from xinput import XInput  # noqa: E402
+
+MAX_LINE = 256 * 1024
+
+
+def log(*a):
+    print('agent:', *a, file=sys.stderr, flush=True)
+
+
+def probe_encoders():
+    """Which H.264 encoder works here: NVENC when the element exists and can open a session, else x264."""
+    if Gst.ElementFactory.find('nvh264enc'):
+        try:
+            p = Gst.parse_launch('videotestsrc num-buffers=2 ! nvh264enc ! fakesink')
+            p.set_state(Gst.State.PLAYING)
+            msg = p.get_bus().timed_pop_filtered(5 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
+            p.set_state(Gst.State.NULL)
+            if msg and msg.type == Gst.MessageType.EOS:
+                return 'nvh264enc'
+        except GLib.Error:
+            pass
+    return 'x264enc'
+
+
+def probe_pulse(server):
+    try:
+        p = Gst.parse_launch('pulsesrc server=%s num-buffers=1 ! fakesink' % server)
+    except GLib.Error:
+        return False
+    p.set_state(Gst.State.PLAYING)
+    msg = p.get_bus().timed_pop_filtered(3 * Gst.SECOND, Gst.MessageType.EOS | Gst.MessageType.ERROR)
+    p.set_state(Gst.State.NULL)
+    return bool(msg and msg.type == Gst.MessageType.EOS)
+
+
+class Agent:
+    def __init__(self, args):
+        self.args = args
+        self.h264 = probe_encoders()
+        log('H.264 encoder:', self.h264)
+        self.input = XInput(args.display)
+        self.log_fn = log
+        self.audio_ok = bool(args.pulse_server) and probe_pulse(args.pulse_server)
+        if args.pulse_server:
+            log('audio:', 'on' if self.audio_ok else 'pulse server unreachable, video only')
+        self.conn = None
+        self.peer = None
+        self.ice_servers = []
+        self.send_lock = threading.Lock()
+
+    def serve(self, srv):
+        while True:
+            conn, _ = srv.accept()
+            GLib.idle_add(self.replace, conn)
+
+    def replace(self, conn):
+        """A new signaling connection: the old viewer (if any) is ended first."""
+        self.close_peer()
+        if self.conn:
+            try:
+                self.conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self.conn = conn
+        self.ice_servers = []
+        threading.Thread(target=self.read, args=(conn,), daemon=True).start()
+        return False
+
+    def read(self, conn):
+        buf = b''
+        try:
+            while True:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                buf += chunk
+                if len(buf) > MAX_LINE and b'\n' not in buf:
+                    break
+                while b'\n' in buf:
+                    line, buf = buf.split(b'\n', 1)
+                    try:
+                        msg = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(msg, dict):
+                        GLib.idle_add(self.handle, conn, msg)
+        except OSError:
+            pass
+        GLib.idle_add(self.gone, conn)
+
+    def gone(self, conn):
+        if conn is self.conn:
+            self.close_peer()
+            self.conn = None
+        conn.close()
+        return False
+
+    def send(self, conn, msg):
+        data = (json.dumps(msg) + '\n').encode()
+        with self.send_lock:
+            try:
+                conn.sendall(data)
+            except OSError:
+                pass
+
+    def close_peer(self):
+        if self.peer:
+            self.peer.close()
+            self.peer = None
+            self.input.release_all()
+
+    def handle(self, conn, msg):
+        if conn is not self.conn:
+            return False
+        t = msg.get('type')
+        if t == 'config':
+            self.ice_servers = [s for s in msg.get('iceServers', []) if isinstance(s, dict)]
+        elif t == 'start':
+            self.close_peer()
+            if self.args.pulse_server and not self.audio_ok:
+                # The sound server may have come up after this agent: look again for each viewer.
+                self.audio_ok = probe_pulse(self.args.pulse_server)
+            codecs = [c for c in msg.get('codecs', []) if c in ('h264', 'vp8')] or ['vp8']
+            self.peer = Peer(self, conn, codecs[0], msg)
+        elif self.peer and t == 'answer':
+            self.peer.answer(msg.get('sdp', ''))
+        elif self.peer and t == 'ice':
+            self.peer.add_ice(msg.get('candidate', ''), msg.get('sdpMLineIndex', 0))
+        return False
+
+
+def listen(path):
+    """The signaling socket, 0600 from the start (the server's gateway, root, is its only other client)."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)
+    srv.bind(path)
+    os.umask(old)
+    srv.listen(4)
+    log('listening on', path)
+    return srv
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--display', required=True)
+    ap.add_argument('--xauthority', default='')
+    ap.add_argument('--socket', required=True)
+    ap.add_argument('--pulse-server', default='')
+    args = ap.parse_args()
+    os.environ['DISPLAY'] = args.display
+    if args.xauthority:
+        os.environ['XAUTHORITY'] = args.xauthority
+    # Listen first: the server reports the desktop ready once this socket exists, and a viewer that connects while
+    # the encoders are probed waits in the backlog (its messages are handled once the main loop runs).
+    srv = listen(args.socket)
+    Gst.init(None)
+    agent = Agent(args)
+    threading.Thread(target=agent.serve, args=(srv,), daemon=True).start()
+    GLib.MainLoop().run()
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,124 @@
+"""Synthetic input on the desktop's X server through XTest (libXtst via ctypes: no extra Python package)."""
+import ctypes
+import ctypes.util
+import threading
+
+_x11 = ctypes.CDLL(ctypes.util.find_library('X11') or 'libX11.so.6')
+_xtst = ctypes.CDLL(ctypes.util.find_library('Xtst') or 'libXtst.so.6')
+_x11.XOpenDisplay.restype = ctypes.c_void_p
+_x11.XOpenDisplay.argtypes = [ctypes.c_char_p]
+_x11.XKeysymToKeycode.argtypes = [ctypes.c_void_p, ctypes.c_ulong]
+_x11.XKeysymToKeycode.restype = ctypes.c_ubyte
+_x11.XFlush.argtypes = [ctypes.c_void_p]
+_x11.XDefaultScreen.argtypes = [ctypes.c_void_p]
+_x11.XDisplayWidth.argtypes = [ctypes.c_void_p, ctypes.c_int]
+_x11.XDisplayHeight.argtypes = [ctypes.c_void_p, ctypes.c_int]
+_x11.XDisplayKeycodes.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]
+_x11.XGetKeyboardMapping.argtypes = [ctypes.c_void_p, ctypes.c_ubyte, ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
+_x11.XGetKeyboardMapping.restype = ctypes.POINTER(ctypes.c_ulong)
+_x11.XChangeKeyboardMapping.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_ulong), ctypes.c_int]
+_x11.XkbKeycodeToKeysym.argtypes = [ctypes.c_void_p, ctypes.c_ubyte, ctypes.c_int, ctypes.c_int]
+_x11.XkbKeycodeToKeysym.restype = ctypes.c_ulong
+_x11.XFree.argtypes = [ctypes.c_void_p]
+_x11.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
+_xtst.XTestFakeMotionEvent.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_ulong]
+_xtst.XTestFakeRelativeMotionEvent.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_ulong]
+_xtst.XTestFakeButtonEvent.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_int, ctypes.c_ulong]
+_xtst.XTestFakeKeyEvent.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_int, ctypes.c_ulong]
+
+
+SHIFT_L, SHIFT_R = 0xffe1, 0xffe2
+
+
+class XInput:
+    """Pointer, wheel and keys (as keysyms) on one display; remembers what is held so it can let go of it all."""
+
+    def __init__(self, display):
+        self.dpy = _x11.XOpenDisplay(display.encode())
+        if not self.dpy:
+            raise RuntimeError('cannot open display %s' % display)
+        self.lock = threading.Lock()
+        self.keys = {}  # keysym -> keycode held down
+        self.buttons = set()
+        self.spare = None  # a keycode without keysyms, borrowed for keysyms the keymap lacks
+
+    def size(self):
+        with self.lock:
+            s = _x11.XDefaultScreen(self.dpy)
+            return _x11.XDisplayWidth(self.dpy, s), _x11.XDisplayHeight(self.dpy, s)
+
+    def move(self, x, y):
+        with self.lock:
+            _xtst.XTestFakeMotionEvent(self.dpy, -1, int(x), int(y), 0)
+            _x11.XFlush(self.dpy)
+
+    def move_by(self, dx, dy):
+        with self.lock:
+            _xtst.XTestFakeRelativeMotionEvent(self.dpy, int(dx), int(dy), 0)
+            _x11.XFlush(self.dpy)
+
+    def button(self, b, down):
+        b = int(b)
+        if b < 1 or b > 9:
+            return
+        with self.lock:
+            _xtst.XTestFakeButtonEvent(self.dpy, b, 1 if down else 0, 0)
+            _x11.XFlush(self.dpy)
+            (self.buttons.add if down else self.buttons.discard)(b)
+
+    def wheel(self, dy, dx=0):
+        """Wheel notches: X has no wheel axis, buttons 4/5 (vertical) and 6/7 (horizontal) stand for it."""
+        for n, up, down in ((dy, 4, 5), (dx, 6, 7)):
+            for _ in range(min(abs(int(n)), 10)):
+                b = up if n < 0 else down
+                self.button(b, True)
+                self.button(b, False)
+
+    def _spare_code(self):
+        if self.spare is None:
+            lo, hi = ctypes.c_int(), ctypes.c_int()
+            _x11.XDisplayKeycodes(self.dpy, ctypes.byref(lo), ctypes.byref(hi))
+            per = ctypes.c_int()
+            n = hi.value - lo.value + 1
+            m = _x11.XGetKeyboardMapping(self.dpy, lo.value, n, ctypes.byref(per))
+            for i in range(n - 1, -1, -1):
+                if all(m[i * per.value + j] == 0 for j in range(per.value)):
+                    self.spare = lo.value + i
+                    break
+            _x11.XFree(m)
+        return self.spare
+
+    def key(self, keysym, down):
+        keysym = int(keysym)
+        with self.lock:
+            if not down:
+                code = self.keys.pop(keysym, None)
+                if code is not None:
+                    _xtst.XTestFakeKeyEvent(self.dpy, code, 0, 0)
+                    _x11.XFlush(self.dpy)
+                return
+            code = _x11.XKeysymToKeycode(self.dpy, keysym)
+            if not code:
+                code = self._spare_code()
+                if not code:
+                    return
+                syms = (ctypes.c_ulong * 2)(keysym, keysym)
+                _x11.XChangeKeyboardMapping(self.dpy, code, 2, syms, 1)
+                _x11.XSync(self.dpy, 0)
+            self.keys[keysym] = code
+            # A keysym on the shifted level ('>' on the '.' key) needs Shift, which the browser may not have sent.
+            shifted = _x11.XkbKeycodeToKeysym(self.dpy, code, 0, 0) != keysym and _x11.XkbKeycodeToKeysym(self.dpy, code, 0, 1) == keysym
+            shift_held = any(k in self.keys for k in (SHIFT_L, SHIFT_R))
+            shift = _x11.XKeysymToKeycode(self.dpy, SHIFT_L) if shifted and not shift_held else 0
+            if shift:
+                _xtst.XTestFakeKeyEvent(self.dpy, shift, 1, 0)
+            _xtst.XTestFakeKeyEvent(self.dpy, code, 1, 0)
+            if shift:
+                _xtst.XTestFakeKeyEvent(self.dpy, shift, 0, 0)
+            _x11.XFlush(self.dpy)
+
+    def release_all(self):
+        for k in list(self.keys):
+            self.key(k, False)
+        for b in list(self.buttons):
+            self.button(b, False)

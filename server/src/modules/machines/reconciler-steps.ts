@@ -1,0 +1,208 @@
+import { and, eq, ne, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client';
+import { machines } from '../../db/schema/index';
+import type { Clock } from '../../lib/clock';
+import { chargeableUntil, SEEN_GRACE_MS } from './metering';
+import { rfbAnswers } from './providers/rfb';
+import type { Endpoint, MachineProvider, ObservedDesktop } from './providers/types';
+
+/** How often an online machine's desktop is probed (and its last-seen heartbeat written). */
+export const HEALTH_EVERY_MS = 5_000;
+export const START_TIMEOUT_MS = 90_000;
+
+export const startTimedOut = (ms: number) => `The machine did not start within ${Math.round(ms / 1000)} seconds. Please try again.`;
+export const START_FAILED = 'The machine could not be started. Please try again.';
+
+export type Row = {
+  id: string;
+  name: string;
+  desired: 'running' | 'stopped';
+  observed: 'offline' | 'processing' | 'online';
+  processingSince: Date | null;
+  onlineSince: Date | null;
+  lastSeenAt: Date | null;
+  homeKey: string | null;
+  runningHomeKey: string | null;
+};
+
+/** The home folder the machine's desktop should have: the seated student's on course machines, else its own. */
+export const wantedHome = (r: Pick<Row, 'id' | 'homeKey'>) => r.homeKey ?? r.id;
+
+/** False while a course machine still runs the previous student's home (the reconciler is switching it). */
+export const runsWantedHome = (m: Pick<Row, 'id' | 'homeKey' | 'runningHomeKey'>) => m.runningHomeKey === null || m.runningHomeKey === wantedHome(m);
+
+export const SEAT_CHANGED = 'The machine was restarted for the student who took its seat.';
+
+/** What the steps of one reconciler pass use. */
+export interface StepDeps {
+  db: Db;
+  clock: Clock;
+  log: { info(o: object, msg: string): void; warn(o: object, msg: string): void; error(o: object, msg: string): void };
+  provider: MachineProvider;
+  /** Tells the machine's owner / course audience that its state changed. */
+  publish(machineId: string): Promise<void>;
+  /** Charges the minutes due up to `at` (metering.settle). */
+  settle(machineId: string, onlineSince: Date, at: Date): Promise<unknown>;
+  timeoutMs: number;
+  /** When each online machine was last probed by this process. */
+  lastHealth: Map<string, number>;
+}
+
+/** Charges what an online machine used, up to the moment it was last seen running (never an outage). */
+async function settleSeen(d: StepDeps, r: Row, now: Date): Promise<void> {
+  if (r.onlineSince) await d.settle(r.id, r.onlineSince, chargeableUntil(now, r.lastSeenAt, r.onlineSince));
+}
+
+export async function markOnline(d: StepDeps, r: Row, endpoint: Endpoint): Promise<void> {
+  const now = d.clock.now();
+  const res = await d.db
+    .update(machines)
+    .set({
+      observed: 'online',
+      onlineSince: now,
+      lastSeenAt: now,
+      processingSince: null,
+      stopReason: null,
+      provider: d.provider.kind,
+      providerRef: endpoint,
+      runningHomeKey: wantedHome(r),
+      updatedAt: now,
+    })
+    .where(and(eq(machines.id, r.id), eq(machines.desired, 'running'), ne(machines.observed, 'online')))
+    .returning({ id: machines.id });
+  if (res.length) {
+    d.log.info({ machineId: r.id }, 'machine online');
+    await d.publish(r.id);
+  }
+}
+
+/**
+ * The heartbeat of an online machine. After a gap (this server, or every server, was down), the minutes of the
+ * gap are not charged: the session is settled up to the last sighting and metering starts again from now.
+ */
+export async function markSeen(d: StepDeps, r: Row, now: Date): Promise<void> {
+  const gap = r.lastSeenAt !== null && now.getTime() - r.lastSeenAt.getTime() > SEEN_GRACE_MS;
+  if (gap) {
+    await settleSeen(d, r, now);
+    d.log.warn({ machineId: r.id, lastSeenAt: r.lastSeenAt }, 'machine seen again after a gap; the gap is not charged');
+  }
+  await d.db
+    .update(machines)
+    .set(gap ? { lastSeenAt: now, onlineSince: now } : { lastSeenAt: now })
+    .where(and(eq(machines.id, r.id), eq(machines.observed, 'online')));
+}
+
+/** A start that cannot succeed: clean up, then desired=stopped with the reason (only if no newer start came). */
+export async function fail(d: StepDeps, r: Row, reason: string): Promise<void> {
+  d.log.warn({ machineId: r.id, reason }, 'machine start failed');
+  await d.provider.stop(r.id).catch((err) => d.log.error({ err, machineId: r.id }, 'cleanup after a failed start failed'));
+  const now = d.clock.now();
+  const res = await d.db
+    .update(machines)
+    .set({ desired: 'stopped', observed: 'offline', processingSince: null, onlineSince: null, stopReason: reason, updatedAt: now })
+    .where(
+      and(
+        eq(machines.id, r.id),
+        eq(machines.desired, 'running'),
+        // Same start attempt (a newer request reset processing_since); compared to the millisecond.
+        r.processingSince
+          ? sql`abs(extract(epoch from (${machines.processingSince} - ${r.processingSince.toISOString()}::timestamptz))) < 0.001`
+          : sql`true`,
+      ),
+    )
+    .returning({ id: machines.id });
+  if (res.length) await d.publish(r.id);
+}
+
+export async function goOffline(d: StepDeps, r: Row): Promise<void> {
+  await d.provider.stop(r.id);
+  const now = d.clock.now();
+  await settleSeen(d, r, now);
+  const res = await d.db
+    .update(machines)
+    .set({ observed: 'offline', processingSince: null, onlineSince: null, updatedAt: now })
+    .where(and(eq(machines.id, r.id), eq(machines.desired, 'stopped')))
+    .returning({ id: machines.id });
+  d.lastHealth.delete(r.id);
+  if (res.length) {
+    d.log.info({ machineId: r.id }, 'machine offline');
+    await d.publish(r.id);
+  }
+}
+
+/** Desired running but never marked processing (a writer other than requestStart): start counting now. */
+async function beginProcessing(d: StepDeps, r: Row, now: Date): Promise<Row> {
+  await d.db
+    .update(machines)
+    .set({ observed: 'processing', processingSince: now, updatedAt: now })
+    .where(and(eq(machines.id, r.id), eq(machines.desired, 'running'), eq(machines.observed, 'offline')));
+  return { ...r, observed: 'processing', processingSince: now };
+}
+
+/** The seat of a running course machine went to another student: their home, not the last one's, and no old processes. */
+async function switchHome(d: StepDeps, r: Row, now: Date): Promise<void> {
+  d.log.info({ machineId: r.id, from: r.runningHomeKey, to: wantedHome(r) }, 'seat changed hands; restarting the desktop with the new home');
+  await d.provider.stop(r.id);
+  await restartLostDesktop(d, r, { state: 'stopped', reason: SEAT_CHANGED }, now);
+}
+
+/** The desktop of an online machine died (or was stopped for a new home): charge what was seen used, bring it back. */
+async function restartLostDesktop(d: StepDeps, r: Row, desktop: ObservedDesktop, now: Date): Promise<Row | null> {
+  d.log.warn({ machineId: r.id, reason: desktop.reason }, 'online machine lost its desktop; restarting it');
+  await settleSeen(d, r, now);
+  const res = await d.db
+    .update(machines)
+    .set({ observed: 'processing', processingSince: now, onlineSince: null, runningHomeKey: null, updatedAt: now })
+    .where(and(eq(machines.id, r.id), eq(machines.desired, 'running'), eq(machines.observed, 'online')))
+    .returning({ id: machines.id });
+  if (!res.length) return null;
+  await d.publish(r.id);
+  return { ...r, observed: 'processing', processingSince: now, onlineSince: null };
+}
+
+/** Asks the provider for a desktop that is not there yet; false when the start failed for good. */
+async function startDesktop(d: StepDeps, r: Row): Promise<boolean> {
+  try {
+    await d.provider.start({ machineId: r.id, name: r.name, homeKey: wantedHome(r) });
+    return true;
+  } catch (err) {
+    d.log.error({ err, machineId: r.id }, 'provider refused to start a machine');
+    await fail(d, r, START_FAILED);
+    return false;
+  }
+}
+
+/** Brings one machine one step closer to its desired state; true when it is coming up (look again soon). */
+export async function converge(d: StepDeps, row: Row): Promise<boolean> {
+  let r = row;
+  const now = d.clock.now();
+  if (r.desired === 'stopped') {
+    await goOffline(d, r);
+    return false;
+  }
+  if (r.observed === 'online' && runsWantedHome(r) && now.getTime() - (d.lastHealth.get(r.id) ?? 0) < HEALTH_EVERY_MS) return false;
+  if (r.observed === 'offline') r = await beginProcessing(d, r, now);
+  const desktop = await d.provider.describe(r.id);
+  if (desktop.state === 'running' && desktop.endpoint && (await rfbAnswers(desktop.endpoint))) {
+    d.lastHealth.set(r.id, now.getTime());
+    if (r.observed === 'online' && r.runningHomeKey !== null && r.runningHomeKey !== wantedHome(r)) {
+      await switchHome(d, r, now);
+      return true;
+    }
+    if (r.observed === 'online') await markSeen(d, r, now);
+    else await markOnline(d, r, desktop.endpoint);
+    return false;
+  }
+  if (r.observed === 'online') {
+    if (desktop.state !== 'stopped') return false; // VNC busy for a moment; the desktop is still there
+    const restarted = await restartLostDesktop(d, r, desktop, now);
+    if (!restarted) return false;
+    r = restarted;
+  }
+  if (r.processingSince && now.getTime() - r.processingSince.getTime() > d.timeoutMs) {
+    await fail(d, r, startTimedOut(d.timeoutMs));
+    return false;
+  }
+  if (desktop.state === 'stopped' && !(await startDesktop(d, r))) return false;
+  return true;
+}

@@ -1,0 +1,240 @@
+import type { GatewayServerMessage, IceServer } from '@hyperdesk/contract';
+import { keysymOf } from './keysym';
+
+export interface StreamStats {
+  fps: number;
+  kbps: number;
+  rttMs: number | null;
+  lossPct: number;
+  /** e.g. "udp host", "tcp relay" */
+  transport: string;
+}
+
+type Signal = { type: 'start'; codecs: ('h264' | 'vp8')[] } | { type: 'answer'; sdp: string } | { type: 'ice'; candidate: string; sdpMLineIndex: number };
+
+const ACTIVITY_MS = 5_000; // the gateway hears about data channel input at most this often
+
+/** The video codecs this browser decodes, best first (H.264 is cheapest for the agent to encode). */
+function codecs(): ('h264' | 'vp8')[] {
+  const caps = typeof RTCRtpReceiver !== 'undefined' ? RTCRtpReceiver.getCapabilities?.('video') : null;
+  const types = new Set((caps?.codecs ?? []).map((c) => c.mimeType.toLowerCase()));
+  const out: ('h264' | 'vp8')[] = [];
+  if (types.has('video/h264')) out.push('h264');
+  if (types.has('video/vp8') || !out.length) out.push('vp8');
+  return out;
+}
+
+/**
+ * The desktop as WebRTC video: signaling over the gateway socket (the agent offers, we answer), a <video> in
+ * `target`, and mouse and keyboard sent over the data channel 'input' as X events. Plain TypeScript.
+ */
+export class RtcStream {
+  readonly video: HTMLVideoElement;
+  private pc: RTCPeerConnection | null = null;
+  private dc: RTCDataChannel | null = null;
+  private iceServers: IceServer[] = [];
+  private lastActivity = 0;
+  private held = new Map<string, number>();
+  private removers: (() => void)[] = [];
+  private lastBytes = 0;
+  private lastAt = 0;
+  private firstFrame = false;
+
+  constructor(
+    private readonly target: HTMLElement,
+    private readonly signal: (msg: Signal | { type: 'activity' }) => void,
+    private readonly on: { frame(): void; clipboard(text: string): void; audio(): void },
+  ) {
+    const v = document.createElement('video');
+    v.autoplay = true;
+    v.playsInline = true;
+    v.muted = true; // autoplay needs it; audio plays through its own element below once the user unmutes
+    v.tabIndex = 0;
+    v.dataset.testid = 'desktop-video';
+    v.style.cssText = 'position:absolute;inset:0;width:100%;height:100%;object-fit:contain;outline:none;background:#0b1020';
+    target.appendChild(v);
+    this.video = v;
+    this.bindInput();
+  }
+
+  begin(): void {
+    this.signal({ type: 'start', codecs: codecs() });
+  }
+
+  /** A signaling message from the gateway. */
+  async onMessage(msg: GatewayServerMessage): Promise<void> {
+    if (msg.type === 'rtc-config') this.iceServers = msg.iceServers;
+    else if (msg.type === 'offer') await this.answer(msg.sdp);
+    else if (msg.type === 'ice' && this.pc) await this.pc.addIceCandidate({ candidate: msg.candidate, sdpMLineIndex: msg.sdpMLineIndex }).catch(() => undefined);
+  }
+
+  private async answer(sdp: string): Promise<void> {
+    this.pc?.close();
+    const pc = new RTCPeerConnection({ iceServers: this.iceServers, bundlePolicy: 'max-bundle' });
+    this.pc = pc;
+    pc.ontrack = (e) => {
+      if (e.track.kind === 'audio') return this.on.audio();
+      this.video.srcObject = e.streams[0] ?? new MediaStream([e.track]);
+      void this.video.play().catch(() => undefined);
+      this.watchFrames();
+    };
+    pc.ondatachannel = (e) => {
+      if (e.channel.label !== 'input') return;
+      this.dc = e.channel;
+      e.channel.onmessage = (m) => {
+        try {
+          const data = JSON.parse(String(m.data)) as { t?: string; text?: unknown };
+          if (data.t === 'clip' && typeof data.text === 'string') this.on.clipboard(data.text);
+        } catch {
+          /* not ours */
+        }
+      };
+    };
+    pc.onicecandidate = (e) => {
+      if (e.candidate?.candidate) this.signal({ type: 'ice', candidate: e.candidate.candidate, sdpMLineIndex: e.candidate.sdpMLineIndex ?? 0 });
+    };
+    await pc.setRemoteDescription({ type: 'offer', sdp });
+    const answer = await pc.createAnswer();
+    await pc.setLocalDescription(answer);
+    this.signal({ type: 'answer', sdp: pc.localDescription?.sdp ?? answer.sdp ?? '' });
+  }
+
+  private watchFrames(): void {
+    const v = this.video as HTMLVideoElement & { requestVideoFrameCallback?: (cb: () => void) => number };
+    const seen = () => {
+      if (this.firstFrame) return;
+      this.firstFrame = true;
+      this.on.frame();
+    };
+    if (v.requestVideoFrameCallback) v.requestVideoFrameCallback(seen);
+    else v.addEventListener('playing', seen, { once: true });
+  }
+
+  setMuted(muted: boolean): void {
+    this.video.muted = muted;
+  }
+
+  /** Sends one input event; tells the gateway (throttled) so idle protection sees the user. */
+  send(msg: Record<string, unknown>): void {
+    if (this.dc?.readyState !== 'open') return;
+    this.dc.send(JSON.stringify(msg));
+    const now = performance.now();
+    if (msg.t !== 'clip' && now - this.lastActivity > ACTIVITY_MS) {
+      this.lastActivity = now;
+      this.signal({ type: 'activity' });
+    }
+  }
+
+  paste(text: string): void {
+    this.send({ t: 'clip', text });
+  }
+
+  lockPointer(): void {
+    void (this.video.requestPointerLock as () => Promise<void> | void)?.call(this.video);
+  }
+
+  focus(): void {
+    this.video.focus({ preventScroll: true });
+  }
+
+  private point(e: MouseEvent): { x: number; y: number } | null {
+    const v = this.video;
+    if (!v.videoWidth) return null;
+    const r = v.getBoundingClientRect();
+    const scale = Math.min(r.width / v.videoWidth, r.height / v.videoHeight);
+    const left = r.left + (r.width - v.videoWidth * scale) / 2;
+    const top = r.top + (r.height - v.videoHeight * scale) / 2;
+    const x = Math.round((e.clientX - left) / scale);
+    const y = Math.round((e.clientY - top) / scale);
+    return { x: Math.max(0, Math.min(v.videoWidth - 1, x)), y: Math.max(0, Math.min(v.videoHeight - 1, y)) };
+  }
+
+  private bindInput(): void {
+    const v = this.video;
+    const add = <K extends keyof HTMLElementEventMap>(type: K, fn: (e: HTMLElementEventMap[K]) => void) => {
+      v.addEventListener(type, fn as EventListener);
+      this.removers.push(() => v.removeEventListener(type, fn as EventListener));
+    };
+    const locked = () => document.pointerLockElement === v;
+    add('mousemove', (e) => {
+      if (locked()) return this.send({ t: 'r', dx: e.movementX, dy: e.movementY });
+      const p = this.point(e);
+      if (p) this.send({ t: 'm', ...p });
+    });
+    add('mousedown', (e) => {
+      v.focus({ preventScroll: true });
+      const p = this.point(e);
+      if (p && !locked()) this.send({ t: 'm', ...p });
+      this.send({ t: 'b', b: [1, 2, 3][e.button] ?? 1, d: true });
+      e.preventDefault();
+    });
+    add('mouseup', (e) => this.send({ t: 'b', b: [1, 2, 3][e.button] ?? 1, d: false }));
+    add('contextmenu', (e) => e.preventDefault());
+    add('wheel', (e) => {
+      e.preventDefault();
+      this.send({ t: 'w', dy: Math.sign(e.deltaY), dx: Math.sign(e.deltaX) });
+    });
+    add('keydown', (e) => {
+      const s = keysymOf(e);
+      if (s === null) return;
+      e.preventDefault();
+      this.held.set(e.code, s);
+      this.send({ t: 'k', s, d: true });
+    });
+    add('keyup', (e) => {
+      const s = this.held.get(e.code) ?? keysymOf(e);
+      this.held.delete(e.code);
+      if (s === null) return;
+      e.preventDefault();
+      this.send({ t: 'k', s, d: false });
+    });
+    // Leaving the tab mid-chord must not leave Ctrl or a button pressed on the desktop.
+    add('blur', () => {
+      this.held.clear();
+      this.send({ t: 'reset' });
+    });
+  }
+
+  /** Frame rate, bit rate, round trip, loss and transport from getStats (call about once a second). */
+  async stats(): Promise<StreamStats | null> {
+    if (!this.pc) return null;
+    const report = await this.pc.getStats();
+    let fps = 0;
+    let bytes = 0;
+    let lost = 0;
+    let received = 0;
+    let rttMs: number | null = null;
+    let localId = '';
+    const byId = new Map<string, Record<string, unknown>>();
+    report.forEach((s: Record<string, unknown>) => {
+      byId.set(s.id as string, s);
+      if (s.type === 'inbound-rtp' && s.kind === 'video') {
+        fps = Number(s.framesPerSecond ?? 0);
+        bytes = Number(s.bytesReceived ?? 0);
+        lost = Number(s.packetsLost ?? 0);
+        received = Number(s.packetsReceived ?? 0);
+      }
+      if (s.type === 'candidate-pair' && s.state === 'succeeded' && (s.nominated || s.selected)) {
+        if (typeof s.currentRoundTripTime === 'number') rttMs = Math.round(s.currentRoundTripTime * 1000);
+        localId = String(s.localCandidateId ?? '');
+      }
+    });
+    const now = performance.now();
+    const kbps = this.lastAt ? Math.round(((bytes - this.lastBytes) * 8) / Math.max(1, now - this.lastAt)) : 0;
+    this.lastBytes = bytes;
+    this.lastAt = now;
+    const local = byId.get(localId);
+    const transport = local ? `${String(local.protocol ?? '')} ${String(local.candidateType ?? '')}`.trim() : '';
+    return { fps: Math.round(fps), kbps, rttMs, lossPct: received + lost ? Math.round((1000 * lost) / (received + lost)) / 10 : 0, transport };
+  }
+
+  close(): void {
+    this.removers.forEach((r) => r());
+    this.removers = [];
+    this.pc?.close();
+    this.pc = null;
+    this.dc = null;
+    this.video.srcObject = null;
+    this.video.remove();
+  }
+}
