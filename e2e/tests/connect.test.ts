@@ -86,13 +86,27 @@ it('buy → start → Connect: the desktop in a new tab, typing, clipboard, disc
   await tab.keyboard.press('Enter');
   const from = await at(canvas, 52, 88); // the xterm's first text row (its title bar is above, at y 64–83)
   const to = await at(canvas, 700, 150);
-  await tab.mouse.move(from.x, from.y);
-  await tab.mouse.down();
-  await tab.mouse.move(to.x, to.y, { steps: 8 });
-  await tab.mouse.up();
-  await tab.getByRole('button', { name: 'Clipboard' }).click();
-  await expect.poll(() => box.inputValue(), { timeout: 15_000 }).toContain('copied-77');
-  await tab.getByRole('button', { name: 'Close', exact: true }).click();
+  // The xterm may not have run `clear` yet when we first drag (a busy machine): select again until it has.
+  await expect
+    .poll(
+      async () => {
+        await tab.mouse.move(from.x, from.y);
+        await tab.mouse.down();
+        await tab.mouse.move(to.x, to.y, { steps: 8 });
+        await tab.mouse.up();
+        await tab.getByRole('button', { name: 'Clipboard' }).click();
+        const got = await box
+          .evaluate((el, want) => new Promise<boolean>((resolve) => {
+            const end = Date.now() + 5_000;
+            const look = () => ((el as HTMLTextAreaElement).value.includes(want) ? resolve(true) : Date.now() > end ? resolve(false) : setTimeout(look, 100));
+            look();
+          }), 'copied-77');
+        await tab.getByRole('button', { name: 'Close', exact: true }).click();
+        return got;
+      },
+      { timeout: 45_000 },
+    )
+    .toBe(true);
 
   // Disconnect, then reconnect with a new ticket.
   const tickets: string[] = [];

@@ -58,7 +58,10 @@ if command -v pulseaudio >/dev/null; then
   export PULSE_SERVER="unix:$R/pulse/native"
 fi
 command -v xsetroot >/dev/null && xsetroot -solid '#1e293b' -name "$NAME"
-openbox >/dev/null 2>&1 &
+# The 3D demo maps its window a moment after the terminal: it must not take the keyboard from what the user clicked.
+sed 's#</applications>#<application title="glxgears"><focus>no</focus></application></applications>#' \
+  /etc/xdg/openbox/rc.xml > "$R/openbox.xml" 2>/dev/null && obcfg=(--config-file "$R/openbox.xml") || obcfg=()
+openbox "${'$'}{obcfg[@]}" >/dev/null 2>&1 &
 tint2 >/dev/null 2>&1 &
 pcmanfm "$HOME" >/dev/null 2>&1 &
 xterm -title "$NAME" -fa 'DejaVu Sans Mono' -fs 11 -geometry 100x30+48+64 -e bash -c 'printf "\033[1m%s\033[0m\nThis is your Hyperdesk machine. Files in your home folder (~) are kept when it stops.\n\n" "$0"; cd; exec bash -l' "$NAME" >/dev/null 2>&1 &
