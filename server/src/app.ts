@@ -21,6 +21,7 @@ import { createContext } from './services';
 import { registerModules, registerPages } from './modules/index';
 import { serveWeb } from './web';
 import { logSerializers } from './lib/redact';
+import { stdoutLogStream } from './lib/log-stream';
 
 export interface AppDeps {
   config: Config;
@@ -137,12 +138,14 @@ export async function buildApp(deps: AppDeps) {
   return app;
 }
 
-/** pino options with the redacting request serializer (./lib/redact), whatever the caller passed. */
+/** pino options with the redacting request serializer (./lib/redact) and a non-blocking stream, unless the caller passed one. */
 function loggerOptions(deps: AppDeps): false | Record<string, unknown> {
   if (deps.logger === false) return false;
   const base = deps.logger === undefined || deps.logger === true ? { level: deps.config.LOG_LEVEL } : deps.logger;
   const serializers = (base.serializers ?? {}) as Record<string, unknown>;
-  return { ...base, serializers: { ...serializers, ...logSerializers } };
+  // Never pino's default synchronous stdout: a reader that stops reading must not stall the server (./lib/log-stream).
+  const stream = base.stream ?? stdoutLogStream();
+  return { ...base, stream, serializers: { ...serializers, ...logSerializers } };
 }
 
 /**
