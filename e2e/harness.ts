@@ -1,15 +1,25 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createServer } from 'node:net';
+import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const ARTIFACTS = path.join(ROOT, 'test-results');
+/** How `npm start` (scripts/start.sh) runs the server: the compiled bundle under plain node, no TypeScript loader. */
+export const SERVER_COMMAND = [process.execPath, '--enable-source-maps', path.join(ROOT, 'server/dist/main.js')] as const;
+
+let built: Promise<unknown> | undefined;
+/** Builds server/dist from the current sources once per test process (scripts/build-server.mjs, as npm start does). */
+export function buildServerOnce(): Promise<unknown> {
+  built ??= promisify(execFile)(process.execPath, [path.join(ROOT, 'scripts/build-server.mjs')], { cwd: ROOT });
+  return built;
+}
 
 export const CHROMIUM_ARGS = [
   '--headless',
@@ -48,9 +58,11 @@ export interface RunningServer {
 
 /**
  * Starts the real server (same entry point as `npm start`, serving the built web app) on a free port with its own
- * data: a fresh PGlite directory, or a fresh database on DATABASE_URL's server.
+ * data: a fresh PGlite directory, or a fresh database on DATABASE_URL's server. With `readStdout: false` its stdout is
+ * a pipe nobody reads (output() then holds stderr only).
  */
-export async function startServer(extraEnv: Record<string, string> = {}): Promise<RunningServer> {
+export async function startServer(extraEnv: Record<string, string> = {}, opts: { readStdout?: boolean } = {}): Promise<RunningServer> {
+  await buildServerOnce();
   const port = await freePort();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'hd-e2e-'));
   let dbName: string | undefined;
@@ -109,12 +121,9 @@ export async function startServer(extraEnv: Record<string, string> = {}): Promis
     },
   };
   const launch = async () => {
-    server.proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'server/src/main.ts')], {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    server.proc.stdout!.on('data', (d) => (out += d));
+    const [node, ...args] = SERVER_COMMAND;
+    server.proc = spawn(node, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    if (opts.readStdout !== false) server.proc.stdout!.on('data', (d) => (out += d));
     server.proc.stderr!.on('data', (d) => (out += d));
     const deadline = Date.now() + 180_000;
     while (Date.now() < deadline) {

@@ -1,8 +1,11 @@
 #!/bin/sh
-# npm start: install what is missing, build the web app, migrate and serve everything on PORT (default 3000).
+# npm start: install what is missing, build the web app and the server (TypeScript → server/dist/*.js, esbuild),
+# then run the compiled server with plain node: migrate and serve everything on PORT (default 3000).
 set -e
 cd "$(dirname "$0")/.."
 sh scripts/ensure-deps.sh
 echo "Building the web app..."
 npm run build --silent >/dev/null
-exec node --import tsx server/src/main.ts
+echo "Building the server..."
+node scripts/build-server.mjs
+exec node --enable-source-maps server/dist/main.js

@@ -13,6 +13,8 @@ echo "== typecheck"; npm run typecheck --silent
 echo "== lint"; npm run lint --silent
 echo "== web unit tests"; run web --root web
 echo "== bench logic tests"; run bench --root bench
+# Tests that spawn the real process (shutdown, reconciler crash, browser tests) run the compiled server, as npm start does.
+echo "== server build"; node scripts/build-server.mjs
 echo "== unit + API tests on PGlite"
 env -u DATABASE_URL npx vitest run --root server --reporter=default --reporter=json --outputFile="$reports/server-pglite.json"
 if [ -n "${DATABASE_URL:-}" ]; then

@@ -1,4 +1,4 @@
-import Fastify, { type FastifyRequest } from 'fastify';
+import Fastify from 'fastify';
 import {
   hasZodFastifySchemaValidationErrors,
   jsonSchemaTransform,
@@ -15,12 +15,13 @@ import type { Config } from './config';
 import type { Database } from './db/client';
 import type { Clock } from './lib/clock';
 import type { Ctx } from './context';
-import { HttpError, Unauthorized } from './errors';
+import { HttpError } from './errors';
+import { idTokenAuthenticator } from './http/auth';
 import { createContext } from './services';
-import type { Principal } from './modules/identity/tokens';
 import { registerModules, registerPages } from './modules/index';
 import { serveWeb } from './web';
 import { logSerializers } from './lib/redact';
+import { stdoutLogStream } from './lib/log-stream';
 
 export interface AppDeps {
   config: Config;
@@ -32,22 +33,10 @@ export interface AppDeps {
   overrides?: Record<string, unknown>;
 }
 
-
 declare module 'fastify' {
-  interface FastifyRequest {
-    principal?: Principal;
-  }
   interface FastifyInstance {
     ctx: Ctx;
-    /** preHandler that requires a valid `idtoken` header and sets request.principal. */
-    authenticate(req: FastifyRequest): Promise<void>;
   }
-}
-
-/** Reads the verified caller; routes behind `authenticate` always have one. */
-export function principalOf(req: FastifyRequest): Principal {
-  if (!req.principal) throw new Unauthorized();
-  return req.principal;
 }
 
 export const BODY_LIMIT = 64 * 1024;
@@ -128,12 +117,7 @@ export async function buildApp(deps: AppDeps) {
   const ctx = await createContext(deps, app.log);
   app.decorate('ctx', ctx);
   app.decorateRequest('principal', undefined);
-  app.decorate('authenticate', async (req: FastifyRequest) => {
-    const header = req.headers.idtoken;
-    const token = Array.isArray(header) ? header[0] : header;
-    if (!token) throw new Unauthorized('Sign in to continue.', 'auth/no-token');
-    req.principal = await ctx.tokens.verify(token);
-  });
+  app.decorate('authenticate', idTokenAuthenticator((token) => ctx.tokens.verify(token)));
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
   app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
@@ -154,12 +138,14 @@ export async function buildApp(deps: AppDeps) {
   return app;
 }
 
-/** pino options with the redacting request serializer (./lib/redact), whatever the caller passed. */
+/** pino options with the redacting request serializer (./lib/redact) and a non-blocking stream, unless the caller passed one. */
 function loggerOptions(deps: AppDeps): false | Record<string, unknown> {
   if (deps.logger === false) return false;
   const base = deps.logger === undefined || deps.logger === true ? { level: deps.config.LOG_LEVEL } : deps.logger;
   const serializers = (base.serializers ?? {}) as Record<string, unknown>;
-  return { ...base, serializers: { ...serializers, ...logSerializers } };
+  // Never pino's default synchronous stdout: a reader that stops reading must not stall the server (./lib/log-stream).
+  const stream = base.stream ?? stdoutLogStream();
+  return { ...base, stream, serializers: { ...serializers, ...logSerializers } };
 }
 
 /**

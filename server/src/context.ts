@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config';
 import type { Database, Db } from './db/client';
 import type { Clock } from './lib/clock';
+import type { Job } from './lib/jobs';
 import type { Tokens } from './modules/identity/tokens';
 import type { Ledger } from './modules/ledger/service';
 import type { Catalog } from './modules/catalog/service';
@@ -40,11 +41,4 @@ export interface Ctx {
   courses: CoursesService;
   /** Background loops (reconciler, metering, expiry, mail delivery); started by main.ts, stopped on close. */
   jobs: Job[];
-}
-
-export interface Job {
-  name: string;
-  /** Runs one pass; jobs are idempotent, so a pass may be repeated or interrupted at any point. */
-  runOnce(): Promise<void>;
-  intervalMs: number;
 }

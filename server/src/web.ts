@@ -2,9 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import fastifyStatic from '@fastify/static';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const WEB_DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../web/dist');
+import { WEB_DIST } from './lib/paths';
 
 /** Serves the built SPA (when web/dist exists); unknown non-API GETs get index.html so client routes work on reload. */
 export async function serveWeb(app: FastifyInstance): Promise<void> {

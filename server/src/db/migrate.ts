@@ -1,9 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import type { Database } from './client';
+import { MIGRATIONS_DIR } from '../lib/paths';
 
-const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../migrations');
 const LOCK_KEY = 727_001; // advisory lock id: one migrator at a time across servers
 
 /**

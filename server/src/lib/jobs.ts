@@ -1,5 +1,12 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { Job } from '../context';
+
+/** A background loop (reconciler, metering, expiry, mail delivery); modules export theirs, main.ts runs them all. */
+export interface Job {
+  name: string;
+  /** Runs one pass; jobs are idempotent, so a pass may be repeated or interrupted at any point. */
+  runOnce(): Promise<void>;
+  intervalMs: number;
+}
 
 /** Runs each job every intervalMs, never overlapping itself; stop() waits for passes in flight. */
 export function startJobs(jobs: Job[], log: FastifyBaseLogger): { stop(): Promise<void> } {

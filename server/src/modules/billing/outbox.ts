@@ -4,7 +4,7 @@ import { and, asc, eq, inArray, isNull, lte, sql } from 'drizzle-orm';
 import type { Db, Queryable } from '../../db/client';
 import { paymentWebhookOutbox } from '../../db/schema/index';
 import type { Clock } from '../../lib/clock';
-import type { Job } from '../../context';
+import type { Job } from '../../lib/jobs';
 
 /** A delivery is claimed for this long, so the job does not send a row an in-flight request is sending. */
 const CLAIM_MS = 60_000;

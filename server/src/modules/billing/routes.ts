@@ -14,7 +14,7 @@ import {
   type CountryId,
 } from '@hyperdesk/contract';
 import type { Ctx } from '../../context';
-import { principalOf } from '../../app';
+import { principalOf } from '../../http/auth';
 import { Forbidden, NotFound } from '../../errors';
 import { orders } from '../../db/schema/index';
 import { toMajor } from '../catalog/service';

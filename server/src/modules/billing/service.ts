@@ -6,7 +6,7 @@ import type { Config } from '../../config';
 import type { Db } from '../../db/client';
 import { orders } from '../../db/schema/index';
 import type { Clock } from '../../lib/clock';
-import type { Job } from '../../context';
+import type { Job } from '../../lib/jobs';
 import { getOrCreateSecret } from '../../lib/secrets';
 import { BadRequest, HttpError } from '../../errors';
 import type { Ledger } from '../ledger/service';

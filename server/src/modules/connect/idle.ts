@@ -1,7 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client';
 import { connectSessions, machines } from '../../db/schema/index';
-import type { Job } from '../../context';
+import type { Job } from '../../lib/jobs';
 import type { ConnectDeps } from './deps';
 import type { Gateway } from './gateway';
 import { sweepTickets } from './tickets';

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import websocket from '@fastify/websocket';
 import { z } from 'zod';
 import { ConnectRefusal, TicketAnswer, TicketBody, type ConnectRefusalCode } from '@hyperdesk/contract';
-import { principalOf } from '../../app';
+import { principalOf } from '../../http/auth';
 import type { Ctx } from '../../context';
 import { BadRequest, HttpError, NotFound } from '../../errors';
 import { canConnect } from './access';

@@ -1,4 +1,4 @@
-import type { Job } from '../../context';
+import type { Job } from '../../lib/jobs';
 import type { ConnectDeps } from './deps';
 import { createGateway, type Gateway } from './gateway';
 import { createIdleJob, idleReasonText } from './idle';

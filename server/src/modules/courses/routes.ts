@@ -10,7 +10,7 @@ import {
   PackStartAnswer,
   RosterSummary,
 } from '@hyperdesk/contract';
-import { principalOf } from '../../app';
+import { principalOf } from '../../http/auth';
 import type { Ctx } from '../../context';
 import { BadRequest, Forbidden, HttpError } from '../../errors';
 import type { Principal } from '../identity/tokens';

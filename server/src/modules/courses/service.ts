@@ -8,7 +8,7 @@ import type { Db, Queryable } from '../../db/client';
 import { courseHomes, courses, machines, packs, roster, seats, users } from '../../db/schema/index';
 import { BadRequest, Conflict, NotFound } from '../../errors';
 import type { Clock } from '../../lib/clock';
-import type { Job } from '../../context';
+import type { Job } from '../../lib/jobs';
 import type { Principal } from '../identity/tokens';
 import { INVITE_VERIFY_TTL_MS, issueVerificationLink } from '../identity/verification';
 import type { Mailer, OutgoingMail } from '../mail/service';

@@ -2,7 +2,7 @@ import { lt, or } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { captchaUsed, emailVerifications, passwordResets, sessions } from '../../db/schema/index';
 import type { Clock } from '../../lib/clock';
-import type { Job } from '../../context';
+import type { Job } from '../../lib/jobs';
 
 const DAY = 24 * 60 * 60_000;
 

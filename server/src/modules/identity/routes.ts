@@ -15,7 +15,7 @@ import {
   VerifyEmailResult,
 } from '@hyperdesk/contract';
 import type { Ctx } from '../../context';
-import { principalOf } from '../../app';
+import { principalOf } from '../../http/auth';
 import { BadRequest, HttpError } from '../../errors';
 import { authError, createIdentity, type SignedIn } from './service';
 import { isValidEmail, normalizeEmail } from './users';

@@ -12,16 +12,10 @@ const AUDIENCE = 'hyperdesk';
 const ALG = 'ES256';
 const SIGNING_KEY_LOCK = 727_003; // advisory lock id: one replica creates the first signing key
 
-/** What a verified id token tells the server about its caller. */
-export interface Principal {
-  uid: string;
-  email: string;
-  name: string;
-  instructor: boolean;
-  admin: boolean;
-  /** The `email_verified` claim: the address was proven by a mailed link (roster access needs it). */
-  emailVerified: boolean;
-}
+import type { Principal } from '../../lib/principal';
+
+/** Re-exported so existing `import type { Principal } from '…/identity/tokens'` keep working. */
+export type { Principal };
 
 export interface Tokens {
   sign(p: Principal): Promise<string>;

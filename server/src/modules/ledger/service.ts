@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db, Queryable } from '../../db/client';
 import type { Clock } from '../../lib/clock';
-import type { Job } from '../../context';
+import type { Job } from '../../lib/jobs';
 
 /**
  * The hours ledger (design §5). Append-only rows in minutes: a credit is a lot with an expiry; debits, expiries and

@@ -2,7 +2,7 @@ import { and, eq, isNotNull, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { machines } from '../../db/schema/index';
 import type { Clock } from '../../lib/clock';
-import type { Job } from '../../context';
+import type { Job } from '../../lib/jobs';
 import type { Ledger } from '../ledger/service';
 import { inPool } from './pool';
 

@@ -2,7 +2,7 @@ import { eq, ne, or } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import { machines } from '../../db/schema/index';
 import type { Clock } from '../../lib/clock';
-import type { Job } from '../../context';
+import type { Job } from '../../lib/jobs';
 import { audienceOf, type Events } from './events';
 import { inPool } from './pool';
 import type { MachineProvider } from './providers/types';

@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { and, eq } from 'drizzle-orm';
 import { SlotAnswer, SlotBody, type SlotStatus } from '@hyperdesk/contract';
 import type { Ctx } from '../../context';
-import { principalOf } from '../../app';
+import { principalOf } from '../../http/auth';
 import { Conflict, NotFound, TooMany } from '../../errors';
 import { machines } from '../../db/schema/index';
 import { UUID } from './service';

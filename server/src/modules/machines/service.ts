@@ -2,7 +2,7 @@ import { and, eq, inArray, or, sql } from 'drizzle-orm';
 import type { Database, Queryable } from '../../db/client';
 import { machines } from '../../db/schema/index';
 import type { Clock } from '../../lib/clock';
-import type { Job } from '../../context';
+import type { Job } from '../../lib/jobs';
 import type { Ledger } from '../ledger/service';
 import { audienceOf, type Events } from './events';
 import { createMetering, type Metering } from './metering';

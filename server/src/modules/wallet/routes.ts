@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { BalanceAnswer, ErrorBody } from '@hyperdesk/contract';
 import type { Ctx } from '../../context';
-import { principalOf } from '../../app';
+import { principalOf } from '../../http/auth';
 import { buildBalance, singleEntries, type BalanceBuilder } from './service';
 import { courseBalance } from '../courses/entries';
 

@@ -1,8 +1,8 @@
 import { execFile, spawn } from 'node:child_process';
 import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { AGENT_SCRIPT } from '../../../lib/paths';
 import { cgroupNames, machineCgroup, ulimitArgs, type Limits } from './cgroups';
 import { desktopPreflight } from './desktop';
 import { alive, killAll, pidsOfUids, processesOfUids, procInfo, sameProcess } from './procs';
@@ -44,7 +44,6 @@ const X_READY_TIMEOUT_MS = 60_000;
 /** A desktop whose VNC server answered once and then stays silent this long is hung. */
 const HUNG_AFTER_MS = 30_000;
 const DISK_CHECK_EVERY_MS = 30_000;
-const AGENT_DEFAULT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../agent/agent.py');
 
 const EXIT_REASONS: Record<number, string> = {
   [EXIT_X_FAILED]: 'The X server of the desktop failed to start.',
@@ -67,7 +66,7 @@ export function createLocalProvider(opts: LocalProviderOptions): MachineProvider
   const egress = opts.egress ?? 'internet';
   const limits: Limits = { memoryMb: opts.limits?.memoryMb ?? 4096, pids: opts.limits?.pids ?? 512, cpuShares: opts.limits?.cpuShares ?? 1024 };
   const diskMb = opts.limits?.diskMb ?? 20480;
-  const agentScript = opts.agentScript ?? AGENT_DEFAULT;
+  const agentScript = opts.agentScript ?? AGENT_SCRIPT;
   const locks = new Map<string, Promise<unknown>>();
   /** When a desktop's VNC server was first found silent (cleared whenever it answers). */
   const silentFrom = new Map<string, number>();
