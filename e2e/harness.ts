@@ -48,9 +48,10 @@ export interface RunningServer {
 
 /**
  * Starts the real server (same entry point as `npm start`, serving the built web app) on a free port with its own
- * data: a fresh PGlite directory, or a fresh database on DATABASE_URL's server.
+ * data: a fresh PGlite directory, or a fresh database on DATABASE_URL's server. `sharedDatabaseUrl` runs it on a
+ * database the caller made (and drops): several replicas on one PostgreSQL, each with its own DATA_DIR and port.
  */
-export async function startServer(extraEnv: Record<string, string> = {}): Promise<RunningServer> {
+export async function startServer(extraEnv: Record<string, string> = {}, opts: { sharedDatabaseUrl?: string } = {}): Promise<RunningServer> {
   const port = await freePort();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'hd-e2e-'));
   let dbName: string | undefined;
@@ -64,7 +65,8 @@ export async function startServer(extraEnv: Record<string, string> = {}): Promis
     ...extraEnv,
   };
   delete env.DATABASE_URL;
-  if (process.env.DATABASE_URL) {
+  if (opts.sharedDatabaseUrl) env.DATABASE_URL = opts.sharedDatabaseUrl;
+  else if (process.env.DATABASE_URL) {
     dbName = `hd_e2e_${randomBytes(5).toString('hex')}`;
     const c = new pg.Client({ connectionString: process.env.DATABASE_URL });
     await c.connect();
