@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eq } from 'drizzle-orm';
+import { and, eq, isNull } from 'drizzle-orm';
 import { startServer, type RunningServer } from '../../e2e/harness';
 import { freshDatabase } from './harness';
 import { openEvents, seedMachine, seedUser, signFor } from './machines-fixtures';
 import { createTokens } from '../src/modules/identity/tokens';
 import { createLedger } from '../src/modules/ledger/service';
-import { machines } from '../src/db/schema/index';
+import { WebSocket } from 'ws';
+import { GATEWAY_CLOSE } from '@hyperdesk/contract';
+import { connectSessions, machines } from '../src/db/schema/index';
 import { CONTACT_RATE_LIMIT } from '../src/modules/contact/routes';
 import { IDENTITY_LIMITS } from '../src/modules/identity/routes';
 import { systemClock } from '../src/lib/clock';
@@ -37,6 +39,8 @@ describe.skipIf(!POSTGRES)('two replicas on one PostgreSQL', () => {
     const tokens = await createTokens(database.db, systemClock);
     return { ...u, machineId, token: await signFor(tokens, u) };
   }
+
+  const machineOf = async (id: string) => (await database.db.select().from(machines).where(eq(machines.id, id)))[0];
 
   const post = (s: RunningServer, path: string, body: unknown, token?: string) =>
     fetch(s.base + path, {
@@ -84,12 +88,48 @@ describe.skipIf(!POSTGRES)('two replicas on one PostgreSQL', () => {
     const ms = performance.now() - t0;
     console.info(`replicas: start on A -> event on B in ${ms.toFixed(0)} ms`);
     expect(ms).toBeLessThan(1_000);
+    await stream.close();
+    await post(a, '/v1/user/slot', { packId: u.machineId, terminate: true }, u.token);
+  });
+
+  it('a connect ticket issued by one replica opens the desktop through the other (per-user sessions counted in the database)', async () => {
+    const u = await userWithHours();
+    expect((await post(a, '/v1/user/slot', { packId: u.machineId }, u.token)).status).toBe(200);
+    await until('the machine to come online', async () => (await machineOf(u.machineId))?.observed === 'online', 120_000);
+    // The local provider's desktops live on the leader's host (its DATA_DIR): the socket goes there, the ticket
+    // comes from the other replica.
+    const [leader, other] = leaders(a) > 0 ? [a, b] : [b, a];
+    const res = await fetch(`${other.base}/v1/slot/connect?packId=${u.machineId}`, { headers: { idtoken: u.token } });
+    expect(res.status).toBe(200);
+    const { wsPath } = (await res.json()) as { wsPath: string };
+    const ws = new WebSocket(leader.base.replace('http', 'ws') + wsPath);
+    const hello = await new Promise<{ type: string }>((resolve, reject) => {
+      ws.on('message', (data, binary) => {
+        if (!binary) resolve(JSON.parse(data.toString()) as { type: string });
+      });
+      ws.on('close', (code, why) => reject(new Error(`gateway closed ${code} ${why.toString()}`)));
+      ws.on('error', reject);
+    });
+    expect(hello.type).toBe('hello');
+    const open = await database.db.select().from(connectSessions).where(and(eq(connectSessions.userId, u.uid), isNull(connectSessions.closedAt)));
+    expect(open).toHaveLength(1);
+    // The same ticket is spent: a second socket with it, through either replica, is refused.
+    for (const s of [leader, other]) {
+      const again = new WebSocket(s.base.replace('http', 'ws') + wsPath);
+      const code = await new Promise<number>((resolve) => again.on('close', (c) => resolve(c)));
+      expect(code).toBe(GATEWAY_CLOSE.ticketRefused);
+    }
+    ws.close();
+    await until('the session row to close', async () => {
+      const rows = await database.db.select().from(connectSessions).where(eq(connectSessions.userId, u.uid));
+      return rows.length === 1 && rows[0]!.closedAt !== null;
+    }, 5_000);
     // And back: a stop through B reaches a dashboard on A.
     const onA = await openEvents(a.base, u.token);
     await until('the stream on A to open', () => onA.raw().includes(': connected'), 5_000);
     expect((await post(b, '/v1/user/slot', { packId: u.machineId, terminate: true }, u.token)).status).toBe(200);
     await until('the balance event on A', () => onA.events.includes('balance'), 1_000);
-    await Promise.all([stream.close(), onA.close()]);
+    await onA.close();
   });
 
   it('counts a route limit (contact form) across both replicas, not per replica', async () => {
