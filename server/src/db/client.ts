@@ -46,12 +46,19 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir?: strin
       rows: async (q) => (await db.execute(q)).rows as never,
       pinned: async () => {
         const client = await pool.connect();
+        // A checked-out client has no pool listener: a session ended by the server (restart, lease timeout,
+        // pg_terminate_backend) would be an uncaught 'error'. It surfaces as the next query's rejection instead.
+        const swallow = () => {};
+        client.on('error', swallow);
         return {
           exec: async (script) => {
             const res = (await client.query(script)) as unknown as pg.QueryResult | pg.QueryResult[];
             return Array.isArray(res) ? (res.at(-1)?.rows ?? []) : res.rows;
           },
-          release: (destroy) => client.release(destroy === true ? true : undefined),
+          release: (destroy) => {
+            client.removeListener('error', swallow);
+            client.release(destroy === true ? true : undefined);
+          },
         };
       },
       listen: (o) => listen({ ...o, connectionString: databaseUrl }),
