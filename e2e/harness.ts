@@ -59,9 +59,13 @@ export interface RunningServer {
 /**
  * Starts the real server (same entry point as `npm start`, serving the built web app) on a free port with its own
  * data: a fresh PGlite directory, or a fresh database on DATABASE_URL's server. With `readStdout: false` its stdout is
- * a pipe nobody reads (output() then holds stderr only).
+ * a pipe nobody reads (output() then holds stderr only). `sharedDatabaseUrl` runs it on a database the caller made
+ * (and drops): several replicas on one PostgreSQL, each with its own DATA_DIR and port.
  */
-export async function startServer(extraEnv: Record<string, string> = {}, opts: { readStdout?: boolean } = {}): Promise<RunningServer> {
+export async function startServer(
+  extraEnv: Record<string, string> = {},
+  opts: { readStdout?: boolean; sharedDatabaseUrl?: string } = {},
+): Promise<RunningServer> {
   await buildServerOnce();
   const port = await freePort();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'hd-e2e-'));
@@ -76,7 +80,8 @@ export async function startServer(extraEnv: Record<string, string> = {}, opts: {
     ...extraEnv,
   };
   delete env.DATABASE_URL;
-  if (process.env.DATABASE_URL) {
+  if (opts.sharedDatabaseUrl) env.DATABASE_URL = opts.sharedDatabaseUrl;
+  else if (process.env.DATABASE_URL) {
     dbName = `hd_e2e_${randomBytes(5).toString('hex')}`;
     const c = new pg.Client({ connectionString: process.env.DATABASE_URL });
     await c.connect();

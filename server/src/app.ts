@@ -22,6 +22,7 @@ import { registerModules, registerPages } from './modules/index';
 import { serveWeb } from './web';
 import { logSerializers } from './lib/redact';
 import { stdoutLogStream } from './lib/log-stream';
+import { counterStore } from './lib/rate-limit-store';
 
 export interface AppDeps {
   config: Config;
@@ -102,8 +103,19 @@ export async function buildApp(deps: AppDeps) {
     crossOriginEmbedderPolicy: false,
   });
   await app.register(cookie);
+  const ctx = await createContext(deps, app.log);
+  app.decorate('ctx', ctx);
+  // Closed last (onClose hooks run in reverse order of registration): the push bus and the counters' connection.
+  app.addHook('onClose', async () => {
+    await ctx.events.close();
+    await ctx.counters.close();
+  });
   await app.register(rateLimit, {
     global: false,
+    // Route limits count where every limit counts (ctx.counters): shared by all replicas on PostgreSQL or Redis.
+    store: counterStore(ctx.counters, ctx.clock) as never,
+    // A counter store that cannot answer (database or Redis down) lets the request through rather than failing it.
+    skipOnError: true,
     errorResponseBuilder: (_req, ctx) => {
       const err = new HttpError(429, `Too many requests, please try again in ${Math.ceil(ctx.ttl / 1000)} seconds.`, 'rate-limited');
       return err;
@@ -114,8 +126,6 @@ export async function buildApp(deps: AppDeps) {
     transform: jsonSchemaTransform,
   });
 
-  const ctx = await createContext(deps, app.log);
-  app.decorate('ctx', ctx);
   app.decorateRequest('principal', undefined);
   app.decorate('authenticate', idTokenAuthenticator((token) => ctx.tokens.verify(token)));
 

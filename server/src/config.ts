@@ -11,6 +11,8 @@ const Env = z.object({
   PUBLIC_URL: z.string().url().optional(),
   DATA_DIR: z.string().default('./data'),
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').optional(),
+  /** Rate-limit counters in Redis instead of PostgreSQL (several replicas); unset → PostgreSQL, or memory on PGlite. */
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
   SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional(),
   MAIL_FROM: z.string().default('Hyperdesk <no-reply@hyperdesk.local>'),
   HELP_EMAIL: z.string().email().default('help@hyperdesk.io'),

@@ -3,6 +3,7 @@ import type { Config } from './config';
 import type { Database, Db } from './db/client';
 import type { Clock } from './lib/clock';
 import type { Job } from './lib/jobs';
+import type { Counters } from './lib/counters';
 import type { Tokens } from './modules/identity/tokens';
 import type { Ledger } from './modules/ledger/service';
 import type { Catalog } from './modules/catalog/service';
@@ -33,8 +34,10 @@ export interface Ctx {
   captcha: Captcha;
   /** Machine lifecycle: start/stop requests, endpoints, the reconciler and metering. */
   machines: Machines;
-  /** In-process push to signed-in users (GET /v1/user/events). */
+  /** Push to signed-in users (GET /v1/user/events): in process, and through LISTEN/NOTIFY on PostgreSQL. */
   events: Events;
+  /** Rate-limit counters: memory (PGlite), PostgreSQL, or Redis (REDIS_URL); shared by every replica. */
+  counters: Counters;
   /** The desktop gateway (tickets, WebSocket relay) and idle protection. */
   connect: ConnectService;
   /** Classrooms: course packs, Start All / Stop All, rosters, seats (issue 7). */

@@ -15,6 +15,15 @@ import { createEvents } from './modules/machines/events';
 import { createMachineProvider } from './modules/machines/providers/registry';
 import type { MachineProvider } from './modules/machines/providers/types';
 import { createConnect } from './modules/connect/service';
+import { memoryCounters, postgresCounters, type Counters } from './lib/counters';
+import { redisCounters } from './lib/counters-redis';
+
+/** Where rate limits count: Redis when configured, else the shared database; memory for the embedded one. */
+function createCounters(deps: AppDeps, log: FastifyBaseLogger): Counters {
+  const clock = deps.clock ?? systemClock;
+  if (deps.config.REDIS_URL) return redisCounters(deps.config.REDIS_URL, clock, log);
+  return deps.database.kind === 'postgres' ? postgresCounters(deps.database.db, clock) : memoryCounters(clock);
+}
 
 /** Builds every service once, in dependency order (house rule 1: factories receiving only what they use). */
 export async function createContext(deps: AppDeps, log: FastifyBaseLogger): Promise<Ctx> {
@@ -32,17 +41,19 @@ export async function createContext(deps: AppDeps, log: FastifyBaseLogger): Prom
   const ledger = createLedger(db);
   const catalog = createCatalog(db);
   const billing = await createBilling({ db, clock, config: deps.config, log, ledger, overrides: deps.overrides });
-  const events = createEvents();
+  const events = createEvents({ database: deps.database, log });
+  const counters = createCounters(deps, log);
   const provider = (deps.overrides?.machineProvider as MachineProvider | undefined) ?? createMachineProvider(deps.config, log);
   const machines = createMachines({ database: deps.database, clock, log, ledger, events, provider });
   const connect = createConnect({ db, clock, log, idleStopMinutes: deps.config.IDLE_STOP_MINUTES, turn: { urls: deps.config.TURN_URLS, secret: deps.config.TURN_SECRET }, machines: machines.machines, ledger, events });
   const courses = createCoursesService({ db, clock, publicUrl: deps.config.publicUrl, inviteDailyLimit: deps.config.INVITE_DAILY_LIMIT, ledger, machines: machines.machines, events, mailer, billing });
-  const ctx: Ctx = { config: deps.config, database: deps.database, db, clock, log, tokens, mailer, captcha, ledger, catalog, billing, machines: machines.machines, events, connect, courses, jobs: [] };
+  const ctx: Ctx = { config: deps.config, database: deps.database, db, clock, log, tokens, mailer, captcha, ledger, catalog, billing, machines: machines.machines, events, counters, connect, courses, jobs: [] };
   ctx.jobs.push(courses.job());
-  ctx.jobs.push(connect.idleJob);
+  ctx.jobs.push(connect.idleJob, connect.aliveJob);
   ctx.jobs.push(...machines.jobs);
   ctx.jobs.push(ledgerExpiryJob(ledger, clock), ...billing.jobs);
   ctx.jobs.push(identityCleanupJob(db, clock));
+  ctx.jobs.push({ name: 'rate-limit-cleanup', intervalMs: 60_000, runOnce: async () => void (await counters.sweep()) });
   if (mailer.sends) ctx.jobs.push({ name: 'mail', intervalMs: 10_000, runOnce: async () => void (await mailer.flush()) });
   return ctx;
 }

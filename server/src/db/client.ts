@@ -5,6 +5,7 @@ import pg from 'pg';
 import { chmodSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import * as schema from './schema/index';
+import { listen, type Listener, type ListenOptions } from './listen';
 
 /** Both drivers expose the same Drizzle PgDatabase API; we type them as the node-postgres one. */
 export type Db = NodePgDatabase<typeof schema>;
@@ -18,15 +19,22 @@ export interface Database {
   exec(script: string): Promise<void>;
   /** Rows of one raw query. */
   rows<T = Record<string, unknown>>(query: SQL): Promise<T[]>;
-  /** One connection held for a session-scoped job (advisory locks); PGlite has only one. */
-  pinned(): Promise<{ exec(script: string): Promise<unknown[]>; release(): void }>;
+  /**
+   * One connection held for a session-scoped job (advisory locks); PGlite has only one. `release(true)` closes it
+   * instead of returning it to the pool (it failed, or its session settings must not leak to other users).
+   */
+  pinned(): Promise<{ exec(script: string): Promise<unknown[]>; release(destroy?: boolean): void }>;
+  /** PostgreSQL only: a dedicated, self-reconnecting LISTEN connection (./listen.ts). */
+  listen?(opts: Omit<ListenOptions, 'connectionString'>): Listener;
   close(): Promise<void>;
 }
 
 /** Opens PostgreSQL when a URL is given, else PGlite in `dataDir/pglite` (or in memory for `memory://`). */
 export async function openDatabase(opts: { databaseUrl?: string; dataDir?: string }): Promise<Database> {
   if (opts.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 10 });
+    const databaseUrl = opts.databaseUrl;
+    // TCP keepalive: a peer that vanished (host lost, half-open connection) is noticed instead of waited on.
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 10, keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
     pool.on('error', () => {}); // idle client errors surface on the next query instead of crashing
     const db = drizzlePg({ client: pool, schema });
     return {
@@ -38,14 +46,22 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir?: strin
       rows: async (q) => (await db.execute(q)).rows as never,
       pinned: async () => {
         const client = await pool.connect();
+        // A checked-out client has no pool listener: a session ended by the server (restart, lease timeout,
+        // pg_terminate_backend) would be an uncaught 'error'. It surfaces as the next query's rejection instead.
+        const swallow = () => {};
+        client.on('error', swallow);
         return {
           exec: async (script) => {
             const res = (await client.query(script)) as unknown as pg.QueryResult | pg.QueryResult[];
             return Array.isArray(res) ? (res.at(-1)?.rows ?? []) : res.rows;
           },
-          release: () => client.release(),
+          release: (destroy) => {
+            client.removeListener('error', swallow);
+            client.release(destroy === true ? true : undefined);
+          },
         };
       },
+      listen: (o) => listen({ ...o, connectionString: databaseUrl }),
       close: () => pool.end(),
     };
   }

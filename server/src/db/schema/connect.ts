@@ -23,6 +23,8 @@ export const connectSessions = pgTable(
     bytesToClient: bigint('bytes_to_client', { mode: 'number' }).notNull().default(0),
     bytesFromClient: bigint('bytes_from_client', { mode: 'number' }).notNull().default(0),
     closeReason: text('close_reason'),
+    /** Refreshed by the serving process while open (0731): a stale open row belongs to a server that died. */
+    aliveAt: ts('alive_at').notNull().defaultNow(),
   },
   (t) => [index('connect_sessions_machine_idx').on(t.machineId, t.openedAt)],
 );

@@ -16,10 +16,12 @@ import { releaseSeatSoon } from '../courses/seats';
 import { audienceOf } from '../machines/events';
 import { openAgent } from './signaling';
 import { iceServersFor } from './turn';
+import { forgetSession, reserveSession, touchSessions } from './sessions';
+
+export { MAX_SESSIONS_PER_USER } from './sessions';
 
 /** Largest WebSocket message a client may send (the RFB client messages are tiny; clipboard text is the big one). */
 export const MAX_MESSAGE_BYTES = 1024 * 1024;
-export const MAX_SESSIONS_PER_USER = 4;
 const HIGH_WATER = 1024 * 1024; // desktop → browser bytes queued in the socket before the desktop is paused
 const LOW_WATER = 256 * 1024;
 const MAX_EARLY_BYTES = 64 * 1024; // browser bytes held while the desktop connection opens
@@ -58,7 +60,6 @@ const toBuffer = (d: RawData): Buffer => (Buffer.isBuffer(d) ? d : Array.isArray
 
 export function createGateway(deps: ConnectDeps) {
   const live = new Map<string, LiveSession>();
-  const perUser = new Map<string, number>();
 
   /**
    * The user as access checks need them; null when the account is gone or its password changed after `since`
@@ -83,6 +84,7 @@ export function createGateway(deps: ConnectDeps) {
     let log = reqLog;
     let ended = false;
     let counted = false;
+    let reserved = false;
     let sessionRow = false;
     let userId: string | null = null;
     let tcp: net.Socket | null = null;
@@ -125,11 +127,6 @@ export function createGateway(deps: ConnectDeps) {
       if (msg) session.send(msg);
       if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(code, why.slice(0, 100));
       live.delete(session.id);
-      if (userId) {
-        const left = (perUser.get(userId) ?? 1) - 1;
-        if (left > 0) perUser.set(userId, left);
-        else perUser.delete(userId);
-      }
       if (counted) openSessions.dec();
       sessionsClosed.inc({ reason: why });
       log.info({ why, code, toClient, fromClient, seconds: Math.round((performance.now() - startedMs) / 1000) }, 'desktop session closed');
@@ -139,6 +136,8 @@ export function createGateway(deps: ConnectDeps) {
           .set({ closedAt: deps.clock.now(), closeReason: why, bytesToClient: toClient, bytesFromClient: fromClient, lastInputAt: session.lastInputAt })
           .where(eq(connectSessions.id, session.id))
           .catch((err) => log.error({ err }, 'could not record the end of a desktop session'));
+      } else if (reserved) {
+        forgetSession(deps.db, session.id).catch((err) => log.error({ err }, 'could not give back a session place'));
       }
       // Classrooms: the student's seat is free again after a short grace (a reconnect keeps it).
       if (userId && session.machineId) {
@@ -148,9 +147,11 @@ export function createGateway(deps: ConnectDeps) {
 
     function markInput(): void {
       const now = deps.clock.now();
+      // After a 'Still there?' warning the answer is written at once: the idle job of any server may stop next.
+      const warned = session.warnedStopAt !== null;
       session.lastInputAt = now;
       session.warnedStopAt = null;
-      if (!session.flushedInputAt || now.getTime() - session.flushedInputAt.getTime() >= INPUT_FLUSH_MS) void flushSession(session);
+      if (warned || !session.flushedInputAt || now.getTime() - session.flushedInputAt.getTime() >= INPUT_FLUSH_MS) void flushSession(session);
     }
 
     function toDesktop(frame: Buffer): void {
@@ -307,10 +308,13 @@ export function createGateway(deps: ConnectDeps) {
       if (ended) return;
       if (!grant) return end(GATEWAY_CLOSE.ticketRefused, 'ticket-refused');
       userId = grant.userId;
-      perUser.set(userId, (perUser.get(userId) ?? 0) + 1);
       session.machineId = grant.machineId;
       log = reqLog.child({ userId, machineId: grant.machineId, sessionId: session.id });
-      if ((perUser.get(userId) ?? 0) > MAX_SESSIONS_PER_USER) return end(GATEWAY_CLOSE.tooManySessions, 'too-many-sessions');
+      // The per-user limit counts open sessions on every server (connect_sessions), so replicas cannot double it.
+      const place = { id: session.id, userId, machineId: grant.machineId, openedAt, now: deps.clock.now() };
+      if (!(await reserveSession(deps.db, place))) return end(GATEWAY_CLOSE.tooManySessions, 'too-many-sessions');
+      if (ended) return void forgetSession(deps.db, session.id);
+      reserved = true;
       const who = await principalOf(userId, openedAt);
       const machine = who ? await canConnect(deps.db, who, grant.machineId) : null;
       if (ended) return;
@@ -321,11 +325,7 @@ export function createGateway(deps: ConnectDeps) {
       const endpoint = mode === 'webrtc' ? await agentSoon(machine.id) : await deps.machines.endpointOf(machine.id);
       if (ended) return;
       if (!endpoint) return end(GATEWAY_CLOSE.desktopUnreachable, mode === 'webrtc' ? 'no-agent' : 'no-endpoint');
-      await deps.db.insert(connectSessions).values({ id: session.id, machineId: machine.id, userId, openedAt });
-      if (ended) {
-        await deps.db.update(connectSessions).set({ closedAt: deps.clock.now(), closeReason: 'client-closed' }).where(eq(connectSessions.id, session.id));
-        return;
-      }
+      if (ended) return;
       sessionRow = true;
       live.set(session.id, session);
       counted = true;
@@ -359,6 +359,10 @@ export function createGateway(deps: ConnectDeps) {
 
   return {
     accept,
+    /** Marks this server's open sessions alive (the per-user limit ignores sessions of a server that died). */
+    async touch(): Promise<void> {
+      await touchSessions(deps.db, [...live.keys()], deps.clock.now());
+    },
     /** Writes every local session's last input, so the idle job sees this server's latest activity. */
     async flushInput(): Promise<void> {
       await Promise.all([...live.values()].map(flushSession));

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { manualClock } from '../../lib/clock';
 import { hashPassword, verifyPassword, dummyVerify } from './passwords';
 import { createLimiter } from './ratelimit';
+import { memoryCounters } from '../../lib/counters';
 import { isValidEmail, normalizeEmail } from './users';
 import { parseCookie } from './sessions';
 import { retryDelayMs } from '../mail/service';
@@ -33,30 +34,30 @@ describe('passwords', () => {
 });
 
 describe('rate limiter', () => {
-  it('counts per key within a window and starts over after it', () => {
+  it('counts per key within a window and starts over after it', async () => {
     const clock = manualClock(new Date('2030-01-01T00:00:00Z'));
-    const l = createLimiter(clock, { limit: 3, windowMs: 60_000 });
-    expect([l.hit('a'), l.hit('a'), l.hit('a'), l.hit('a')]).toEqual([true, true, true, false]);
-    expect(l.blocked('a')).toBe(true);
-    expect(l.blocked('b')).toBe(false);
-    expect(l.hit('b')).toBe(true);
+    const l = createLimiter(memoryCounters(clock), clock, 'test', { limit: 3, windowMs: 60_000 });
+    expect([await l.hit('a'), await l.hit('a'), await l.hit('a'), await l.hit('a')]).toEqual([true, true, true, false]);
+    expect(await l.blocked('a')).toBe(true);
+    expect(await l.blocked('b')).toBe(false);
+    expect(await l.hit('b')).toBe(true);
     clock.advance(30_000);
-    expect(l.retryAfter('a')).toBe(30);
+    expect(await l.retryAfter('a')).toBe(30);
     clock.advance(30_000);
-    expect(l.blocked('a')).toBe(false);
-    expect(l.hit('a')).toBe(true);
-    l.hit('a');
-    l.hit('a');
-    l.reset('a');
-    expect(l.hit('a')).toBe(true);
+    expect(await l.blocked('a')).toBe(false);
+    expect(await l.hit('a')).toBe(true);
+    await l.hit('a');
+    await l.hit('a');
+    await l.reset('a');
+    expect(await l.hit('a')).toBe(true);
   });
 
-  it('stays bounded in memory under many keys', () => {
+  it('stays bounded in memory under many keys', async () => {
     const clock = manualClock();
-    const l = createLimiter(clock, { limit: 1, windowMs: 60_000 });
-    for (let i = 0; i < 60_000; i++) l.hit(`k${i}`);
-    expect(l.blocked('k59999')).toBe(true);
-    expect(l.blocked('k0')).toBe(false); // the oldest keys were dropped to stay within the cap
+    const l = createLimiter(memoryCounters(clock), clock, 'test', { limit: 1, windowMs: 60_000 });
+    for (let i = 0; i < 60_000; i++) await l.hit(`k${i}`);
+    expect(await l.blocked('k59999')).toBe(true);
+    expect(await l.blocked('k0')).toBe(false); // the oldest keys were dropped to stay within the cap
   });
 });
 

@@ -54,7 +54,7 @@ export async function identityRoutes(app: FastifyInstance, ctx: Ctx): Promise<vo
     publicUrl: ctx.config.publicUrl,
   });
   const limit = Object.fromEntries(
-    Object.entries(IDENTITY_LIMITS).map(([k, rule]) => [k, createLimiter(ctx.clock, rule)]),
+    Object.entries(IDENTITY_LIMITS).map(([k, rule]) => [k, createLimiter(ctx.counters, ctx.clock, k, rule)]),
   ) as Record<keyof typeof IDENTITY_LIMITS, Limiter>;
 
   // Plain http only on a loopback public URL (local development); everywhere else the cookie is Secure.
@@ -66,15 +66,16 @@ export async function identityRoutes(app: FastifyInstance, ctx: Ctx): Promise<vo
     reply.header('cache-control', 'no-store');
     return reply.status(status).send(s.session);
   };
-  const take = (reply: FastifyReply, limiter: Limiter, key: string) => {
-    if (limiter.hit(key)) return;
-    reply.header('retry-after', String(limiter.retryAfter(key)));
-    throw tooMany(limiter.retryAfter(key));
+  const refuse = async (reply: FastifyReply, limiter: Limiter, key: string) => {
+    const seconds = await limiter.retryAfter(key);
+    reply.header('retry-after', String(seconds));
+    return tooMany(seconds);
   };
-  const refuseIfBlocked = (reply: FastifyReply, limiter: Limiter, key: string) => {
-    if (!limiter.blocked(key)) return;
-    reply.header('retry-after', String(limiter.retryAfter(key)));
-    throw tooMany(limiter.retryAfter(key));
+  const take = async (reply: FastifyReply, limiter: Limiter, key: string) => {
+    if (!(await limiter.hit(key))) throw await refuse(reply, limiter, key);
+  };
+  const refuseIfBlocked = async (reply: FastifyReply, limiter: Limiter, key: string) => {
+    if (await limiter.blocked(key)) throw await refuse(reply, limiter, key);
   };
   const cookieOf = (req: FastifyRequest) => req.cookies[SESSION_COOKIE];
   const failedWith = (err: unknown, code: string) => err instanceof HttpError && err.code === code;
@@ -86,7 +87,7 @@ export async function identityRoutes(app: FastifyInstance, ctx: Ctx): Promise<vo
   app.addHook('onClose', async () => ctx.mailer.idle());
 
   r.post('/auth/signup', { schema: { tags: ['auth'], body: SignupBody, response: { 201: Session } } }, async (req, reply) => {
-    take(reply, limit.signupPerIp, req.ip);
+    await take(reply, limit.signupPerIp, req.ip);
     const signedIn = await identity.signup(req.body);
     deliverSoon(); // the verification mail
     return send(reply, signedIn, 201);
@@ -98,7 +99,7 @@ export async function identityRoutes(app: FastifyInstance, ctx: Ctx): Promise<vo
     '/auth/verify-email',
     { schema: { tags: ['auth'], body: VerifyEmailBody, response: { 200: VerifyEmailResult } } },
     async (req, reply) => {
-      take(reply, limit.verifyPerIp, req.ip);
+      await take(reply, limit.verifyPerIp, req.ip);
       const caller = req.headers.idtoken ? await ctx.tokens.verify(String(req.headers.idtoken)) : null;
       const { email } = await identity.verifyEmail(req.body.token, caller);
       return { ok: true as const, email };
@@ -111,8 +112,8 @@ export async function identityRoutes(app: FastifyInstance, ctx: Ctx): Promise<vo
     { preHandler: app.authenticate, schema: { tags: ['auth'], response: { 200: Ok } } },
     async (req, reply) => {
       const p = principalOf(req);
-      take(reply, limit.resendVerifyPerIp, req.ip);
-      const queued = limit.resendVerifyPerUser.hit(p.uid) ? await identity.resendVerification(p) : false;
+      await take(reply, limit.resendVerifyPerIp, req.ip);
+      const queued = (await limit.resendVerifyPerUser.hit(p.uid)) ? await identity.resendVerification(p) : false;
       if (queued) deliverSoon();
       return { ok: true as const };
     },
@@ -129,12 +130,12 @@ export async function identityRoutes(app: FastifyInstance, ctx: Ctx): Promise<vo
 
   r.post('/auth/login', { schema: { tags: ['auth'], body: LoginBody, response: { 200: Session } } }, async (req, reply) => {
     const key = `${req.ip}|${req.body.email}`;
-    take(reply, limit.loginPerIp, req.ip);
-    refuseIfBlocked(reply, limit.loginFailuresPerIpEmail, key);
+    await take(reply, limit.loginPerIp, req.ip);
+    await refuseIfBlocked(reply, limit.loginFailuresPerIpEmail, key);
     try {
       return send(reply, await identity.login(req.body));
     } catch (err) {
-      if (failedWith(err, 'auth/login-failed')) limit.loginFailuresPerIpEmail.hit(key);
+      if (failedWith(err, 'auth/login-failed')) await limit.loginFailuresPerIpEmail.hit(key);
       throw err;
     }
   });
@@ -155,18 +156,18 @@ export async function identityRoutes(app: FastifyInstance, ctx: Ctx): Promise<vo
   });
 
   r.post('/auth/forgot', { schema: { tags: ['auth'], body: ForgotBody, response: { 200: Ok } } }, async (req, reply) => {
-    take(reply, limit.forgotPerIp, req.ip);
+    await take(reply, limit.forgotPerIp, req.ip);
     const email = normalizeEmail(req.body.email);
     if (!email) throw new BadRequest('Please enter your email.', 'auth/email-required');
     if (!isValidEmail(email)) throw authError(400, 'auth/invalid-email');
     // Over the per-address limit: the same answer, but no mail (and no hint that the address has an account).
-    const queued = limit.forgotPerEmail.hit(email) ? await identity.forgot(email) : false;
+    const queued = (await limit.forgotPerEmail.hit(email)) ? await identity.forgot(email) : false;
     if (queued) deliverSoon();
     return { ok: true as const };
   });
 
   r.post('/auth/reset', { schema: { tags: ['auth'], body: ResetBody, response: { 200: Ok } } }, async (req, reply) => {
-    take(reply, limit.resetPerIp, req.ip);
+    await take(reply, limit.resetPerIp, req.ip);
     await identity.reset(req.body);
     return { ok: true as const };
   });
@@ -176,11 +177,11 @@ export async function identityRoutes(app: FastifyInstance, ctx: Ctx): Promise<vo
     { preHandler: app.authenticate, schema: { tags: ['user'], body: ChangePasswordBody, response: { 200: Session } } },
     async (req, reply) => {
       const p = principalOf(req);
-      refuseIfBlocked(reply, limit.changePasswordFailuresPerUser, p.uid);
+      await refuseIfBlocked(reply, limit.changePasswordFailuresPerUser, p.uid);
       try {
         return send(reply, await identity.changePassword(p, req.body));
       } catch (err) {
-        if (failedWith(err, 'auth/password-change-failed')) limit.changePasswordFailuresPerUser.hit(p.uid);
+        if (failedWith(err, 'auth/password-change-failed')) await limit.changePasswordFailuresPerUser.hit(p.uid);
         throw err;
       }
     },

@@ -1,5 +1,6 @@
-import { eq } from 'drizzle-orm';
-import type { Queryable } from '../../db/client';
+import { randomUUID } from 'node:crypto';
+import { eq, sql } from 'drizzle-orm';
+import type { Database, Queryable } from '../../db/client';
 import { courses, machines } from '../../db/schema/index';
 import { rosterUserIds } from '../courses/seats';
 
@@ -9,30 +10,85 @@ export interface ServerEvent {
 }
 
 /**
- * In-process publish/subscribe keyed by user id (ctx.events). GET /v1/user/events streams it to browsers.
- * It reaches the subscribers of this server process: with several servers, a dashboard connected to another
- * server than the reconciler's leader falls back to its polling (spec §4), which stays in place for that reason.
+ * Publish/subscribe keyed by user id (ctx.events). GET /v1/user/events streams it to browsers and the desktop
+ * gateway re-checks access on it. On PostgreSQL every event also goes through NOTIFY on one channel, and each
+ * server LISTENs on one dedicated connection, so a dashboard connected to any replica hears what any replica
+ * (the reconciler's leader, an API call, the idle job) published. On the embedded database it stays in process.
  */
 export interface Events {
   publish(userIds: string[], event: ServerEvent): void;
   subscribe(userId: string, fn: (event: ServerEvent) => void): () => void;
   /** Open subscriptions (for tests and metrics). */
   subscribers(): number;
+  close(): Promise<void>;
 }
 
-export function createEvents(): Events {
+export const EVENTS_CHANNEL = 'hyperdesk_events';
+/** NOTIFY payloads stay under PostgreSQL's 8000-byte cap: user ids go out in chunks (a uuid is 38 bytes in JSON). */
+const IDS_PER_NOTICE = 150;
+const EVENT_TYPES = new Set<ServerEvent['type']>(['balance']);
+
+interface Notice {
+  o: string;
+  e: ServerEvent['type'];
+  u: string[];
+}
+
+export interface EventsDeps {
+  /** The PostgreSQL database (absent or PGlite: in-process only). */
+  database?: Pick<Database, 'kind' | 'listen' | 'rows'>;
+  log?: { warn(o: object, msg: string): void; info(o: object, msg: string): void };
+}
+
+export function createEvents(deps: EventsDeps = {}): Events {
   const byUser = new Map<string, Set<(e: ServerEvent) => void>>();
-  return {
-    publish(userIds, event) {
-      for (const uid of new Set(userIds)) {
-        for (const fn of byUser.get(uid) ?? []) {
-          try {
-            fn(event);
-          } catch {
-            /* one broken subscriber never stops the others */
-          }
+  const origin = randomUUID();
+  const log = deps.log ?? { warn: () => undefined, info: () => undefined };
+
+  const deliver = (userIds: Iterable<string>, event: ServerEvent) => {
+    for (const uid of new Set(userIds)) {
+      for (const fn of byUser.get(uid) ?? []) {
+        try {
+          fn(event);
+        } catch {
+          /* one broken subscriber never stops the others */
         }
       }
+    }
+  };
+
+  const onMessage = (payload: string) => {
+    let n: Notice;
+    try {
+      n = JSON.parse(payload) as Notice;
+    } catch {
+      return;
+    }
+    if (!n || n.o === origin || !EVENT_TYPES.has(n.e) || !Array.isArray(n.u)) return;
+    deliver(n.u.filter((u) => typeof u === 'string'), { type: n.e });
+  };
+
+  const database = deps.database?.kind === 'postgres' ? deps.database : undefined;
+  const listener = database?.listen?.({
+    channel: EVENTS_CHANNEL,
+    onMessage,
+    // Whatever was published while the connection was down is lost: every dashboard here re-fetches once.
+    onConnect: (reconnected) => reconnected && deliver(byUser.keys(), { type: 'balance' }),
+    log,
+  });
+
+  const notify = async (ids: string[], event: ServerEvent) => {
+    for (let i = 0; i < ids.length; i += IDS_PER_NOTICE) {
+      const notice: Notice = { o: origin, e: event.type, u: ids.slice(i, i + IDS_PER_NOTICE) };
+      await database!.rows(sql`select pg_notify(${EVENTS_CHANNEL}, ${JSON.stringify(notice)})`);
+    }
+  };
+
+  return {
+    publish(userIds, event) {
+      const ids = [...new Set(userIds)];
+      deliver(ids, event);
+      if (database && ids.length) notify(ids, event).catch((err) => log.warn({ err }, 'could not publish an event to other servers'));
     },
     subscribe(userId, fn) {
       const set = byUser.get(userId) ?? new Set();
@@ -44,6 +100,7 @@ export function createEvents(): Events {
       };
     },
     subscribers: () => [...byUser.values()].reduce((n, s) => n + s.size, 0),
+    close: async () => listener?.close(),
   };
 }
 

@@ -10,6 +10,21 @@ import { converge, START_TIMEOUT_MS, type Row, type StepDeps } from './reconcile
 
 const LEADER_LOCK = 727_002; // advisory lock id: one reconciling server at a time
 const FOLLOW_UP_MS = 250;
+/**
+ * Leadership is a lease: PostgreSQL ends the leader's session (and so frees its lock) after this long without a
+ * statement (idle_session_timeout), and TCP keepalive probes a silent peer, so a leader whose host vanished or whose
+ * connection is half-open loses the lock within about LEASE_MS; a killed process loses it at once (its socket
+ * closes). The pinned connection is pinged every HEARTBEAT_MS, also during a long pass, and every server that is
+ * not the leader asks for the lock on every pass (intervalMs, 1 s), so leadership moves within LEASE_MS + 1 s.
+ */
+export const LEASE_MS = 10_000;
+const HEARTBEAT_MS = 2_000;
+const SESSION_SETTINGS = [
+  `set idle_session_timeout = ${LEASE_MS}`,
+  'set tcp_keepalives_idle = 5',
+  'set tcp_keepalives_interval = 2',
+  'set tcp_keepalives_count = 2',
+];
 
 export { START_TIMEOUT_MS, START_FAILED, startTimedOut } from './reconciler-steps';
 
@@ -54,10 +69,40 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
   let active = false;
   let closed = false;
   let followUp: NodeJS.Timeout | null = null;
+  let heartbeat: NodeJS.Timeout | null = null;
+
+  /** A pinned connection with the lease settings (PostgreSQL; a setting the server lacks is skipped). */
+  async function open(): Promise<NonNullable<typeof conn>> {
+    const c = await database.pinned();
+    if (database.kind === 'postgres') {
+      for (const s of SESSION_SETTINGS) await c.exec(s).catch((err) => log.warn({ err, setting: s }, 'reconciler session setting refused'));
+    }
+    heartbeat ??= setInterval(() => void ping(), HEARTBEAT_MS);
+    heartbeat.unref();
+    return c;
+  }
+
+  function drop(err: unknown): void {
+    if (leader) log.warn({ err }, 'reconciler lost its database connection; leadership released');
+    leader = false;
+    conn?.release(true);
+    conn = null;
+  }
+
+  /** Keeps the lease alive between passes; a failed ping means the session (and the lock) is gone. */
+  async function ping(): Promise<void> {
+    const c = conn;
+    if (!c || closed) return;
+    try {
+      await c.exec('select 1');
+    } catch (err) {
+      if (conn === c) drop(err);
+    }
+  }
 
   async function ensureLeader(): Promise<boolean> {
     try {
-      if (!conn) conn = await database.pinned();
+      if (!conn) conn = await open();
       if (leader) {
         await conn.exec('select 1');
         return true;
@@ -66,10 +111,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       leader = row?.ok === true;
       if (leader) log.info({}, 'machine reconciler is the leader');
     } catch (err) {
-      log.warn({ err }, 'reconciler lost its database connection; leadership released');
-      leader = false;
-      conn?.release();
-      conn = null;
+      drop(err);
     }
     return leader;
   }
@@ -175,10 +217,11 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     async close() {
       closed = true;
       if (followUp) clearTimeout(followUp);
+      if (heartbeat) clearInterval(heartbeat);
       await inflight?.catch(() => undefined);
       if (conn) {
         if (leader) await conn.exec(`select pg_advisory_unlock(${LEADER_LOCK})`).catch(() => undefined);
-        conn.release();
+        conn.release(database.kind === 'postgres');
         conn = null;
       }
       leader = false;
