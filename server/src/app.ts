@@ -19,6 +19,7 @@ import { HttpError, Unauthorized } from './errors';
 import { createContext } from './services';
 import type { Principal } from './modules/identity/tokens';
 import { registerModules, registerPages } from './modules/index';
+import { observeHttp } from './modules/metrics/routes';
 import { serveWeb } from './web';
 import { logSerializers } from './lib/redact';
 
@@ -124,6 +125,8 @@ export async function buildApp(deps: AppDeps) {
     openapi: { info: { title: 'Hyperdesk API', version: '1.0.0' } },
     transform: jsonSchemaTransform,
   });
+
+  app.addHook('onResponse', observeHttp);
 
   const ctx = await createContext(deps, app.log);
   app.decorate('ctx', ctx);
