@@ -1,7 +1,6 @@
 import Fastify, { type FastifyRequest } from 'fastify';
 import {
   hasZodFastifySchemaValidationErrors,
-  jsonSchemaTransform,
   serializerCompiler,
   validatorCompiler,
   type ZodTypeProvider,
@@ -20,6 +19,7 @@ import { createContext } from './services';
 import type { Principal } from './modules/identity/tokens';
 import { registerModules, registerPages } from './modules/index';
 import { observeHttp } from './modules/metrics/routes';
+import { openApiOptions } from './openapi';
 import { serveWeb } from './web';
 import { logSerializers } from './lib/redact';
 
@@ -121,10 +121,7 @@ export async function buildApp(deps: AppDeps) {
       return err;
     },
   });
-  await app.register(swagger, {
-    openapi: { info: { title: 'Hyperdesk API', version: '1.0.0' } },
-    transform: jsonSchemaTransform,
-  });
+  await app.register(swagger, openApiOptions(deps.config, () => app.authenticate));
 
   app.addHook('onResponse', observeHttp);
 
