@@ -114,7 +114,9 @@ export function openApiOptions(config: Config, authenticate: () => unknown): Fas
       const schema = { ...(out.schema ?? {}) };
       if (schema.hide) return out;
       const path = docPath(out.url);
-      const authenticated = has(route.preHandler, authenticate()) || has(route.onRequest, authenticate());
+      // A route may declare its own `security` (e.g. a guard that authenticates inside); otherwise it is derived.
+      const declared = schema.security as unknown[] | undefined;
+      const authenticated = declared ? declared.length > 0 : has(route.preHandler, authenticate()) || has(route.onRequest, authenticate());
       for (const method of ([] as string[]).concat(route.method)) {
         facts.set(`${method.toLowerCase()} ${path}`, {
           authenticated,
@@ -125,7 +127,7 @@ export function openApiOptions(config: Config, authenticate: () => unknown): Fas
       const method = ([] as string[]).concat(route.method)[0]!;
       schema.operationId ??= operationIdOf(method, path);
       schema.summary ??= SUMMARIES[`${method.toUpperCase()} ${path}`] ?? `${method.toUpperCase()} ${path}`;
-      schema.security = authenticated ? [{ idtoken: [] }] : [];
+      schema.security ??= authenticated ? [{ idtoken: [] }] : [];
       return { ...out, schema };
     },
     transformObject: (documentObject) => {

@@ -101,8 +101,11 @@ export const machinesGauge = once(
       async collect() {
         this.reset();
         if (!source) return;
+        // A database hiccup leaves the family empty for this scrape instead of failing the whole scrape.
+        const rows = await source.machinesByState().catch(() => null);
+        if (!rows) return;
         for (const observed of ['offline', 'processing', 'online']) for (const desired of ['running', 'stopped']) this.set({ observed, desired }, 0);
-        for (const r of await source.machinesByState()) this.set({ observed: r.observed, desired: r.desired }, r.n);
+        for (const r of rows) this.set({ observed: r.observed, desired: r.desired }, r.n);
       },
     }),
 );
@@ -117,8 +120,10 @@ export const ordersGauge = once(
       async collect() {
         this.reset();
         if (!source) return;
+        const rows = await source.ordersByStatus().catch(() => null);
+        if (!rows) return;
         for (const status of ['pending', 'paid', 'failed', 'expired']) this.set({ status }, 0);
-        for (const r of await source.ordersByStatus()) this.set({ status: r.status }, r.n);
+        for (const r of rows) this.set({ status: r.status }, r.n);
       },
     }),
 );

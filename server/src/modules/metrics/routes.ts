@@ -6,11 +6,14 @@ import { NotFound, Unauthorized } from '../../errors';
 import { httpSeconds, metricsRegistry, setGaugeSource } from './metrics';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
 /** onResponse hook (registered on the root app): latency by route pattern, so ids in paths never become labels. */
 export async function observeHttp(req: FastifyRequest, reply: FastifyReply): Promise<void> {
   const route = req.routeOptions.url ?? 'unmatched';
-  httpSeconds.observe({ method: req.method, route, status_code: String(reply.statusCode) }, reply.elapsedTime / 1000);
+  // Labels stay bounded whatever a client sends: route patterns, known methods, status codes.
+  const method = METHODS.has(req.method) ? req.method : 'OTHER';
+  httpSeconds.observe({ method, route, status_code: String(reply.statusCode) }, reply.elapsedTime / 1000);
 }
 
 /**
