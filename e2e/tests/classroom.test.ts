@@ -36,15 +36,13 @@ afterAll(async () => {
 });
 
 /** The README's operator line, with the server's own configuration. PGlite admits one process: stop, grant, start. */
+/** The operator CLI beside the running server (on PGlite it runs the command inside the server, found via DATA_DIR). */
 async function grantInstructor(email: string): Promise<void> {
-  const pglite = !server.env.DATABASE_URL;
-  if (pglite) await server.stop();
   const { stdout } = await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'grant', email, 'instructor'], {
     cwd: ROOT,
     env: server.env,
   });
   expect(stdout).toContain('now has the instructor claim');
-  if (pglite) await server.restart();
 }
 
 /** bypassCSP only where a test injects axe-core; everything else runs under the app's real CSP. */

@@ -1,7 +1,6 @@
 import Fastify from 'fastify';
 import {
   hasZodFastifySchemaValidationErrors,
-  jsonSchemaTransform,
   serializerCompiler,
   validatorCompiler,
   type ZodTypeProvider,
@@ -19,6 +18,8 @@ import { HttpError } from './errors';
 import { idTokenAuthenticator } from './http/auth';
 import { createContext } from './services';
 import { registerModules, registerPages } from './modules/index';
+import { observeHttp } from './modules/metrics/routes';
+import { openApiOptions } from './openapi';
 import { serveWeb } from './web';
 import { logSerializers } from './lib/redact';
 import { stdoutLogStream } from './lib/log-stream';
@@ -121,10 +122,9 @@ export async function buildApp(deps: AppDeps) {
       return err;
     },
   });
-  await app.register(swagger, {
-    openapi: { info: { title: 'Hyperdesk API', version: '1.0.0' } },
-    transform: jsonSchemaTransform,
-  });
+  await app.register(swagger, openApiOptions(deps.config, () => app.authenticate));
+
+  app.addHook('onResponse', observeHttp);
 
   app.decorateRequest('principal', undefined);
   app.decorate('authenticate', idTokenAuthenticator((token) => ctx.tokens.verify(token)));

@@ -40,6 +40,8 @@ const Env = z.object({
     .transform((v) => (v ? v.split(',').map((u) => u.trim()).filter(Boolean) : []))
     .pipe(z.array(z.string().regex(/^(turns?|stun):/, 'each must start with turn:, turns: or stun:'))),
   TURN_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** Lets a scraper off this host read GET /metrics with `Authorization: Bearer <token>` (loopback needs none). */
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Which X-Forwarded-For hops to believe (see parseTrustProxy); never "every hop". */
   TRUST_PROXY: z.string().optional().transform((v, ctx) => {

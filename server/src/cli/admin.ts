@@ -5,22 +5,32 @@
  *   list                               every user with their claims
  *   create-admin <email> <name>        create an admin account with a generated password (or make a user admin)
  *   verify-ledger                      recompute every lot's remainder from the ledger rows and list mismatches
- * Opens the database from the same configuration as the server (DATABASE_URL, else PGlite in DATA_DIR).
+ *   adjust-hours <email|machine-id> <±minutes> <reason>   an `adjustment` ledger entry on that machine
+ * Same configuration as the server. With PostgreSQL (DATABASE_URL) it opens the database itself. With the embedded
+ * database (PGlite in DATA_DIR, single-process) it never opens it beside a server: DATA_DIR's lock file says whether
+ * a server holds it, and then the command runs inside that server (./admin-endpoint.ts); otherwise the CLI holds
+ * the lock itself while it works, and a starting server waits for it.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { loadConfig } from '../config';
-import { openDatabase, type Database } from '../db/client';
+import { and, asc, eq, isNull } from 'drizzle-orm';
+import { loadConfig, type Config } from '../config';
+import { openDatabase, type Database, type Db } from '../db/client';
 import { migrate } from '../db/migrate';
-import { verifyLedger } from '../modules/ledger/service';
-import { CLAIMS, insertUser, isValidEmail, listUsers, normalizeEmail, setClaim, type Claim } from '../modules/identity/users';
+import { machines, users } from '../db/schema/index';
+import { adjust, verifyLedger } from '../modules/ledger/service';
+import { ADMIN_SECRET_FILE, describeHolder, tryAcquire, type LockInfo } from '../lib/datadir-lock';
+import { CLAIMS, findUserByEmail, insertUser, isValidEmail, listUsers, normalizeEmail, setClaim, type Claim } from '../modules/identity/users';
 
 export const USAGE = `Usage: npm run admin -- <command>
   grant <email> instructor|admin
   revoke <email> instructor|admin
   list
   create-admin <email> <name>
-  verify-ledger`;
+  verify-ledger
+  adjust-hours <email|machine-id> <+minutes|-minutes> "<reason>"`;
 
 export class CliError extends Error {}
 
@@ -30,7 +40,12 @@ export type Command =
   | { cmd: 'grant' | 'revoke'; email: string; claim: Claim }
   | { cmd: 'list' }
   | { cmd: 'create-admin'; email: string; name: string }
-  | { cmd: 'verify-ledger' };
+  | { cmd: 'verify-ledger' }
+  | { cmd: 'adjust-hours'; target: string; minutes: number; reason: string };
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** An adjustment is a correction, not a sale: at most a year of minutes either way. */
+const MAX_ADJUST_MINUTES = 366 * 24 * 60;
 
 /** Checks the arguments before any database is opened. */
 export function parseCommand(args: string[]): Command {
@@ -42,6 +57,16 @@ export function parseCommand(args: string[]): Command {
     const name = rest.slice(1).join(' ').trim();
     if (!isValidEmail(email)) throw new CliError(`${rest[0]} is not a valid e-mail address.`);
     if (name) return { cmd, email, name };
+  }
+  if (cmd === 'adjust-hours' && rest.length >= 3) {
+    const [target, amount] = rest as [string, string];
+    const reason = rest.slice(2).join(' ').trim();
+    if (!/^[+-]?\d{1,7}$/.test(amount) || Number(amount) === 0 || Math.abs(Number(amount)) > MAX_ADJUST_MINUTES) {
+      throw new CliError(`${amount} is not a number of minutes: use e.g. +90 or -30 (non-zero, at most ${MAX_ADJUST_MINUTES}).`);
+    }
+    if (!UUID.test(target) && !isValidEmail(normalizeEmail(target))) throw new CliError(`${target} is neither an e-mail address nor a machine id.`);
+    if (reason.length > 500) throw new CliError('The reason is too long (500 characters at most).');
+    if (reason) return { cmd, target: UUID.test(target) ? target.toLowerCase() : normalizeEmail(target), minutes: Number(amount), reason };
   }
   throw new CliError(USAGE);
 }
@@ -85,11 +110,53 @@ export async function runAdmin(args: string[], database: Database, now = new Dat
       const row = await setClaim(db, c.email, 'admin', true);
       return [`${row!.email} already had an account; it now has the admin claim.`];
     }
+    case 'adjust-hours':
+      return adjustHours(db, c);
   }
 }
 
+/** adjust-hours: finds the machine (by id, or the user's only machine of their own), writes the adjustment, reports. */
+async function adjustHours(db: Db, c: Extract<Command, { cmd: 'adjust-hours' }>): Promise<string[]> {
+  let machine: { id: string; name: string } | undefined;
+  if (UUID.test(c.target)) {
+    [machine] = await db.select({ id: machines.id, name: machines.name }).from(machines).where(eq(machines.id, c.target));
+    if (!machine) throw new CliError(`No machine ${c.target}.`);
+  } else {
+    const user = await findUserByEmail(db, c.target);
+    if (!user) throw new CliError(`No user with the e-mail ${c.target}.`);
+    const own = await db
+      .select({ id: machines.id, name: machines.name })
+      .from(machines)
+      .where(and(eq(machines.ownerUserId, user.id), isNull(machines.courseId)))
+      .orderBy(asc(machines.createdAt));
+    if (own.length === 0) throw new CliError(`${user.email} has no machine of their own; pass a course machine's id instead.`);
+    if (own.length > 1) {
+      throw new CliError([`${user.email} has ${own.length} machines; pass the id of one:`, ...own.map((m) => `  ${m.id}  ${m.name}`)].join('\n'));
+    }
+    machine = own[0]!;
+  }
+  const target = machine;
+  const result = await db
+    .transaction((tx) => adjust(tx, { machineId: target.id, minutes: c.minutes, reason: c.reason, key: `admin-cli:${randomUUID()}` }))
+    .catch((err: unknown) => {
+      if (err instanceof RangeError) throw new CliError(`Nothing changed: ${err.message}.`);
+      throw err;
+    });
+  const [owner] = await db
+    .select({ email: users.email })
+    .from(machines)
+    .innerJoin(users, eq(users.id, machines.ownerUserId))
+    .where(eq(machines.id, target.id));
+  const verb = c.minutes > 0 ? `Added ${c.minutes}` : `Took ${-c.minutes}`;
+  const whose = owner ? `, ${owner.email}` : '';
+  return [
+    `${verb} minute${Math.abs(c.minutes) === 1 ? '' : 's'} ${c.minutes > 0 ? 'to' : 'from'} machine ${target.id} (${target.name}${whose}): ` +
+      `${result.remainingMinutes - c.minutes} → ${result.remainingMinutes} minutes left. Ledger entry: adjustment, reason "${c.reason}".`,
+  ];
+}
+
 async function main() {
-  let config;
+  let config: Config;
   try {
     config = loadConfig();
   } catch (err) {
@@ -103,34 +170,89 @@ async function main() {
     console.error((err as Error).message);
     process.exit(1);
   }
-  if (!config.DATABASE_URL && (await serverAnswers(config.PORT))) {
-    console.error(
-      `A Hyperdesk server is running on port ${config.PORT}. PGlite lets one process at a time open ${config.dataDir}:\n` +
-        'stop the server, run this command, then start the server again (with DATABASE_URL there is no such limit).',
-    );
-    process.exit(1);
-  }
-  const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.dataDir });
   let code = 0;
   try {
-    await migrate(database);
-    for (const line of await runAdmin(args, database)) console.log(line);
+    const lines = config.DATABASE_URL ? await runOnDatabase(config, args) : await runEmbedded(config, args);
+    for (const line of lines) console.log(line);
   } catch (err) {
     console.error(err instanceof CliError ? err.message : `admin: ${(err as Error).message}`);
     code = 1;
-  } finally {
-    await database.close();
   }
   process.exit(code);
 }
 
-async function serverAnswers(port: number): Promise<boolean> {
+async function runOnDatabase(config: Config, args: string[]): Promise<string[]> {
+  const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.dataDir });
   try {
-    const res = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(1500) });
-    return res.ok && ((await res.json()) as { ok?: boolean }).ok === true;
-  } catch {
-    return false;
+    await migrate(database);
+    return await runAdmin(args, database);
+  } finally {
+    await database.close();
   }
+}
+
+/** How long the CLI waits for another admin command, or for a starting server's admin endpoint. */
+const WAIT_MS = 30_000;
+
+/** Embedded database: through the running server when DATA_DIR's lock names one, else itself under that lock. */
+async function runEmbedded(config: Config, args: string[]): Promise<string[]> {
+  const deadline = Date.now() + WAIT_MS;
+  let told = false;
+  for (;;) {
+    const r = tryAcquire(config.dataDir, 'cli');
+    if (r.ok) {
+      try {
+        return await runOnDatabase(config, args);
+      } finally {
+        r.lock.release();
+      }
+    }
+    const h = r.holder;
+    if (h.role === 'server' && h.adminPort) {
+      const answer = await throughServer(config.dataDir, h, args);
+      if (answer) return answer;
+    }
+    if (Date.now() >= deadline) {
+      throw new CliError(`${config.dataDir} is held by ${describeHolder(h)}, which did not answer or let go within ${WAIT_MS / 1000} s. Nothing was changed.`);
+    }
+    if (!told) {
+      told = true;
+      console.error(h.role === 'server' ? `Waiting for ${describeHolder(h)} to finish starting...` : `Waiting for ${describeHolder(h)} to finish...`);
+    }
+    await new Promise((res) => setTimeout(res, 250));
+  }
+}
+
+/** Runs the command in the server named by the lock; null when it cannot be reached (it is starting or just died). */
+async function throughServer(dataDir: string, h: LockInfo, args: string[]): Promise<string[] | null> {
+  const secretFile = path.join(dataDir, ADMIN_SECRET_FILE);
+  let secret: string;
+  try {
+    secret = readFileSync(secretFile, 'utf8').trim();
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'EACCES') throw new CliError(`Cannot read ${secretFile}: run this as the user the server runs as. Nothing was changed.`);
+    return null;
+  }
+  let res: Response;
+  try {
+    res = await fetch(`http://127.0.0.1:${h.adminPort}/admin/run`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ args }),
+      signal: AbortSignal.timeout(120_000),
+    });
+  } catch (err) {
+    // Not listening (yet, or any more): nothing ran. Anything else may have run: never repeat it blindly.
+    if ((err as { cause?: { code?: string } }).cause?.code === 'ECONNREFUSED') return null;
+    throw new CliError(`Lost the connection to ${describeHolder(h)} during the command (${(err as Error).message}); check whether it applied before running it again.`);
+  }
+  if (res.status === 401) return null; // a secret from a previous start; the current one is being written
+  const body = (await res.json()) as { ok: boolean; lines?: string[]; error?: string };
+  if (!res.ok) throw new CliError(`The server's admin endpoint answered ${res.status}: ${body.error ?? ''}. Nothing was changed.`);
+  console.error(`(run by ${describeHolder(h)}, which holds ${dataDir})`);
+  if (!body.ok) throw new CliError(body.error ?? 'The command failed.');
+  return body.lines ?? [];
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) void main();

@@ -8,7 +8,8 @@ import { billingRoutes } from './billing/routes';
 import { walletRoutes } from './wallet/routes';
 import { checkoutPages } from './billing/checkout-routes';
 import { machinesRoutes } from './machines/routes';
-import { connectRoutes, metricsPage } from './connect/routes';
+import { connectRoutes } from './connect/routes';
+import { metricsPage } from './metrics/routes';
 import { courseRoutes } from './courses/routes';
 
 /** The /v1 route modules, one per domain (each adds its line here). */
@@ -27,5 +28,5 @@ export async function registerModules(v1: FastifyInstance, ctx: Ctx): Promise<vo
 /** Pages served outside /v1 (the built-in payment provider's hosted checkout, /metrics); registered at the root. */
 export async function registerPages(root: FastifyInstance, ctx: Ctx): Promise<void> {
   await checkoutPages(root, ctx);
-  await metricsPage(root);
+  await metricsPage(root, ctx);
 }

@@ -5,6 +5,7 @@ import type { Db, Queryable } from '../../db/client';
 import { paymentWebhookOutbox } from '../../db/schema/index';
 import type { Clock } from '../../lib/clock';
 import type { Job } from '../../lib/jobs';
+import { webhookDeliveries, webhookRetries } from '../metrics/metrics';
 
 /** A delivery is claimed for this long, so the job does not send a row an in-flight request is sending. */
 const CLAIM_MS = 60_000;
@@ -48,6 +49,7 @@ export function createWebhookOutbox(deps: {
       });
       await res.arrayBuffer().catch(() => undefined);
       if (res.ok) {
+        webhookDeliveries.inc({ provider: row.provider, outcome: 'delivered' });
         await db.update(paymentWebhookOutbox).set({ deliveredAt: clock.now(), lastError: null }).where(eq(paymentWebhookOutbox.id, row.id));
         return true;
       }
@@ -60,6 +62,8 @@ export function createWebhookOutbox(deps: {
 
   const failed = async (row: typeof paymentWebhookOutbox.$inferSelect, error: string) => {
     const attempts = row.attempts + 1;
+    webhookDeliveries.inc({ provider: row.provider, outcome: 'failed' });
+    webhookRetries.inc({ provider: row.provider });
     const backoff = Math.min(MAX_BACKOFF_MS, 5_000 * 2 ** Math.min(attempts, 12));
     log.warn({ eventId: row.eventId, attempts, error }, 'webhook delivery failed; will retry');
     await db

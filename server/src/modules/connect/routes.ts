@@ -8,7 +8,7 @@ import { BadRequest, HttpError, NotFound } from '../../errors';
 import { canConnect } from './access';
 import { runsWantedHome } from '../machines/reconciler-steps';
 import { MAX_MESSAGE_BYTES } from './gateway';
-import { metricsRegistry, ticketsIssued } from './metrics';
+import { ticketsIssued } from './metrics';
 import { issueTicket } from './tickets';
 import { SEATS_FULL_MESSAGE } from '../courses/seats';
 
@@ -133,19 +133,4 @@ export function allowedOrigin(config: Ctx['config']): (origin: string) => boolea
     if (config.PUBLIC_URL) return false;
     return /^http:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/.test(origin);
   };
-}
-
-const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
-
-/**
- * GET /metrics in the Prometheus text format (prom-client's default registry: the gateway's metrics and whatever
- * other modules register). Served to scrapers on this host only (loopback, not forwarded by a proxy); everyone
- * else gets a 404. It carries counts only, no ids.
- */
-export async function metricsPage(root: FastifyInstance): Promise<void> {
-  root.get('/metrics', { schema: { hide: true } }, async (req, reply) => {
-    const local = LOOPBACK.has(req.socket.remoteAddress ?? '') && !req.headers['x-forwarded-for'];
-    if (!local) throw new NotFound();
-    return reply.type(metricsRegistry.contentType).header('cache-control', 'no-store').send(await metricsRegistry.metrics());
-  });
 }

@@ -3,6 +3,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { Db, Queryable } from '../../db/client';
 import type { Clock } from '../../lib/clock';
 import type { Job } from '../../lib/jobs';
+import { debitedMinutes } from '../metrics/metrics';
 
 /**
  * The hours ledger (design §5). Append-only rows in minutes: a credit is a lot with an expiry; debits, expiries and
@@ -97,7 +98,10 @@ export function createLedger(db: Db): Ledger {
             on conflict (idempotency_key) do nothing returning id`,
         );
         const { left } = await liveTotals(tx, e.machineId, e.at);
-        if (inserted.length) return { debited: true, remainingMinutes: left };
+        if (inserted.length) {
+          debitedMinutes.inc();
+          return { debited: true, remainingMinutes: left };
+        }
         const [seen] = await rows<{ id: string }>(tx, sql`select id from ledger_entries where idempotency_key = ${e.key}`);
         return seen ? { debited: true, remainingMinutes: left } : { debited: false, remainingMinutes: 0 };
       });

@@ -5,6 +5,7 @@ import type { Clock } from '../../lib/clock';
 import { chargeableUntil, SEEN_GRACE_MS } from './metering';
 import { rfbAnswers } from './providers/rfb';
 import type { Endpoint, MachineProvider, ObservedDesktop } from './providers/types';
+import { machineStartSeconds, machineStopSeconds, reconcilerErrors } from '../metrics/metrics';
 
 /** How often an online machine's desktop is probed (and its last-seen heartbeat written). */
 export const HEALTH_EVERY_MS = 5_000;
@@ -71,6 +72,7 @@ export async function markOnline(d: StepDeps, r: Row, endpoint: Endpoint): Promi
     .where(and(eq(machines.id, r.id), eq(machines.desired, 'running'), ne(machines.observed, 'online')))
     .returning({ id: machines.id });
   if (res.length) {
+    if (r.processingSince) machineStartSeconds.observe((now.getTime() - r.processingSince.getTime()) / 1000);
     d.log.info({ machineId: r.id }, 'machine online');
     await d.publish(r.id);
   }
@@ -95,6 +97,7 @@ export async function markSeen(d: StepDeps, r: Row, now: Date): Promise<void> {
 /** A start that cannot succeed: clean up, then desired=stopped with the reason (only if no newer start came). */
 export async function fail(d: StepDeps, r: Row, reason: string): Promise<void> {
   d.log.warn({ machineId: r.id, reason }, 'machine start failed');
+  reconcilerErrors.inc({ kind: 'start_failed' });
   await d.provider.stop(r.id).catch((err) => d.log.error({ err, machineId: r.id }, 'cleanup after a failed start failed'));
   const now = d.clock.now();
   const res = await d.db
@@ -115,6 +118,7 @@ export async function fail(d: StepDeps, r: Row, reason: string): Promise<void> {
 }
 
 export async function goOffline(d: StepDeps, r: Row): Promise<void> {
+  const began = performance.now();
   await d.provider.stop(r.id);
   const now = d.clock.now();
   await settleSeen(d, r, now);
@@ -125,6 +129,7 @@ export async function goOffline(d: StepDeps, r: Row): Promise<void> {
     .returning({ id: machines.id });
   d.lastHealth.delete(r.id);
   if (res.length) {
+    machineStopSeconds.observe((performance.now() - began) / 1000);
     d.log.info({ machineId: r.id }, 'machine offline');
     await d.publish(r.id);
   }

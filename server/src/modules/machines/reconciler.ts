@@ -7,6 +7,7 @@ import { audienceOf, type Events } from './events';
 import { inPool } from './pool';
 import type { MachineProvider } from './providers/types';
 import { converge, START_TIMEOUT_MS, type Row, type StepDeps } from './reconciler-steps';
+import { reconcilerErrors } from '../metrics/metrics';
 
 const LEADER_LOCK = 727_002; // advisory lock id: one reconciling server at a time
 const FOLLOW_UP_MS = 250;
@@ -165,6 +166,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       try {
         await w();
       } catch (err) {
+        reconcilerErrors.inc({ kind: 'machine' });
         log.error({ err }, 'reconciling a machine failed; the next pass retries');
       }
     });
@@ -185,6 +187,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
           try {
             pending = await pass();
           } catch (err) {
+            reconcilerErrors.inc({ kind: 'pass' });
             log.error({ err }, 'reconciler pass failed');
           }
         } while (again && !closed);

@@ -1,0 +1,184 @@
+import { closeSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync, mkdirSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+
+/**
+ * PGlite is single-process: two processes writing one `DATA_DIR/pglite` corrupt it. Whoever opens it (the server, or
+ * the admin CLI when no server runs) first holds `DATA_DIR/hyperdesk.lock`, created with O_EXCL and naming its pid
+ * (and the pid's start time, so a recycled pid is not mistaken for the holder). A lock whose holder is gone is stale
+ * and taken over. The server adds where its admin endpoint listens; the CLI sends its commands there.
+ */
+export const LOCK_FILE = 'hyperdesk.lock';
+export const ADMIN_SECRET_FILE = 'admin.secret';
+
+export interface LockInfo {
+  pid: number;
+  /** /proc/<pid>/stat start time (clock ticks since boot); null where /proc is missing. */
+  startTime: string | null;
+  role: 'server' | 'cli';
+  since: string;
+  /** Server only, once its admin endpoint listens: loopback port of the endpoint. */
+  adminPort?: number;
+}
+
+export interface HeldLock {
+  info: LockInfo;
+  /** Rewrites the lock's content (the server adds its admin port); the file stays ours. */
+  update(patch: Partial<Pick<LockInfo, 'adminPort'>>): void;
+  release(): void;
+}
+
+export type AcquireResult = { ok: true; lock: HeldLock } | { ok: false; holder: LockInfo };
+
+export function lockPath(dataDir: string): string {
+  return path.join(dataDir, LOCK_FILE);
+}
+
+export function processStartTime(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Field 22; the command name (field 2) may contain spaces, so count from the closing parenthesis.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** True while the process that wrote `info` still runs (same pid, same start time). */
+export function isAlive(info: Pick<LockInfo, 'pid' | 'startTime'>): boolean {
+  try {
+    process.kill(info.pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  if (info.startTime === null) return true;
+  const now = processStartTime(info.pid);
+  return now === null || now === info.startTime;
+}
+
+export function readLock(dataDir: string): LockInfo | null {
+  try {
+    const parsed = JSON.parse(readFileSync(lockPath(dataDir), 'utf8')) as LockInfo;
+    return typeof parsed.pid === 'number' ? parsed : { pid: -1, startTime: null, role: 'cli', since: '' };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    // Unreadable or half-written (a holder killed between create and write): treat as stale.
+    return { pid: -1, startTime: null, role: 'cli', since: '' };
+  }
+}
+
+/** One attempt to take the lock; a stale lock (holder gone) is moved aside and the attempt repeated. */
+export function tryAcquire(dataDir: string, role: LockInfo['role']): AcquireResult {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const file = lockPath(dataDir);
+  const info: LockInfo = { pid: process.pid, startTime: processStartTime(process.pid), role, since: new Date().toISOString() };
+  for (let attempt = 0; attempt < 5; attempt++) {
+    try {
+      const fd = openSync(file, 'wx', 0o600);
+      try {
+        writeSync(fd, JSON.stringify(info));
+      } finally {
+        closeSync(fd);
+      }
+      return { ok: true, lock: held(file, info) };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const holder = readLock(dataDir);
+    if (!holder) continue;
+    if (isAlive(holder)) return { ok: false, holder };
+    removeStale(file, holder);
+  }
+  const holder = readLock(dataDir);
+  return { ok: false, holder: holder ?? { pid: -1, startTime: null, role: 'cli', since: '' } };
+}
+
+/**
+ * Moves a stale lock aside by rename (atomic). If another process replaced it in between, what was moved is a live
+ * lock: it is linked back (link fails rather than overwrite if yet another lock appeared meanwhile).
+ */
+function removeStale(file: string, seen: LockInfo): void {
+  const aside = `${file}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
+  try {
+    renameSync(file, aside);
+  } catch {
+    return;
+  }
+  let moved: string | null = null;
+  try {
+    moved = readFileSync(aside, 'utf8');
+  } catch {
+    /* gone */
+  }
+  const stillStale = moved === null || (() => {
+    try {
+      const m = JSON.parse(moved) as LockInfo;
+      return m.pid === seen.pid && m.since === seen.since;
+    } catch {
+      return true;
+    }
+  })();
+  if (!stillStale) {
+    try {
+      linkSync(aside, file);
+    } catch {
+      /* a newer lock exists; ours loses */
+    }
+  }
+  try {
+    unlinkSync(aside);
+  } catch {
+    /* already gone */
+  }
+}
+
+function held(file: string, info: LockInfo): HeldLock {
+  let released = false;
+  return {
+    info,
+    update(patch) {
+      Object.assign(info, patch);
+      const tmp = `${file}.tmp-${process.pid}`;
+      writeFileSync(tmp, JSON.stringify(info), { mode: 0o600 });
+      renameSync(tmp, file);
+    },
+    release() {
+      if (released) return;
+      released = true;
+      // Only remove the file while it is still ours.
+      try {
+        const now = JSON.parse(readFileSync(file, 'utf8')) as LockInfo;
+        if (now.pid === info.pid && now.since === info.since) unlinkSync(file);
+      } catch {
+        /* gone already */
+      }
+    },
+  };
+}
+
+/**
+ * Takes the lock, waiting while another process holds it (up to `waitMs`); `onWait` is told once who holds it.
+ * Returns the holder when it did not let go in time.
+ */
+export async function acquire(
+  dataDir: string,
+  role: LockInfo['role'],
+  opts: { waitMs: number; pollMs?: number; onWait?: (holder: LockInfo) => void; stopWaiting?: (holder: LockInfo) => boolean },
+): Promise<AcquireResult> {
+  const deadline = Date.now() + opts.waitMs;
+  let told = false;
+  for (;;) {
+    const r = tryAcquire(dataDir, role);
+    if (r.ok || Date.now() >= deadline || opts.stopWaiting?.(r.holder)) return r;
+    if (!told) {
+      told = true;
+      opts.onWait?.(r.holder);
+    }
+    await new Promise((res) => setTimeout(res, opts.pollMs ?? 200));
+  }
+}
+
+export function describeHolder(h: LockInfo): string {
+  return h.role === 'server' ? `a Hyperdesk server (pid ${h.pid})` : `an admin command (pid ${h.pid})`;
+}
