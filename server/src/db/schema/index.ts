@@ -4,3 +4,4 @@ export * from './commerce';
 export * from './machines';
 export * from './courses';
 export * from './connect';
+export * from './admin';
