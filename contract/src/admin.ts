@@ -77,6 +77,7 @@ export const MachineActionParams = z.object({ id: Uuid, action: MachineAction })
 
 // ---- Orders ----
 export const OrderStatusFilter = z.enum(['all', 'pending', 'paid', 'failed', 'expired']);
+export type OrderStatusFilter = z.infer<typeof OrderStatusFilter>;
 export const OrdersQuery = AdminListQuery.extend({ status: OrderStatusFilter.default('all') });
 export type OrdersQuery = z.infer<typeof OrdersQuery>;
 export const AdminOrder = z.object({
@@ -123,6 +124,7 @@ export type AdminCoursePage = z.infer<typeof AdminCoursePage>;
 
 // ---- Messages ----
 export const MessageSourceFilter = z.enum(['all', 'contact', 'support']);
+export type MessageSourceFilter = z.infer<typeof MessageSourceFilter>;
 export const MessagesQuery = AdminListQuery.extend({ source: MessageSourceFilter.default('all') });
 export type MessagesQuery = z.infer<typeof MessagesQuery>;
 /** Delivery of the message's mail: in the outbox only (no SMTP), sent, waiting for a retry, or given up. */
