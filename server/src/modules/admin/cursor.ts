@@ -37,6 +37,9 @@ export function pageOf<R extends { k: string; id: string | number }, T>(rows: R[
 /** `%q%` for ILIKE with the wildcards in q escaped. */
 export const likeOf = (q: string) => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
+/** Ids of the users whose e-mail or name contains the search text (trigram indexes, migration 0700). */
+export const usersMatching = (like: string): SQL => sql`(select id from users where email ilike ${like} or display_name ilike ${like})`;
+
 export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** `(created_at, id) < cursor` for newest-first lists keyed by a timestamp and a uuid. */

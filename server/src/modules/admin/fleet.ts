@@ -2,7 +2,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { AdminMachine, AdminMachinePage, FleetState } from '@hyperdesk/contract';
 import type { Queryable } from '../../db/client';
 import { liveLotsOf } from '../ledger/service';
-import { beforeTimeId, decodeCursor, iso, isoOrNull, likeOf, pageOf, UUID_RE } from './cursor';
+import { beforeTimeId, decodeCursor, iso, isoOrNull, likeOf, pageOf, usersMatching, UUID_RE } from './cursor';
 
 type Row = {
   id: string;
@@ -67,7 +67,7 @@ export async function listFleet(q: Queryable, o: { after?: string; limit: number
   const search = text
     ? UUID_RE.test(text)
       ? sql`(m.id = ${text}::uuid or m.course_id = ${text}::uuid or m.owner_user_id = ${text}::uuid)`
-      : sql`(o.email ilike ${likeOf(text)} or i.email ilike ${likeOf(text)} or m.name ilike ${likeOf(text)})`
+      : sql`(m.owner_user_id in ${usersMatching(likeOf(text))} or c.owner_user_id in ${usersMatching(likeOf(text))} or m.name ilike ${likeOf(text)})`
     : sql`true`;
   const where = sql`${STATE[o.state]} and ${search} and ${beforeTimeId(sql`m.created_at`, sql`m.id`, c)}`;
   const res = await q.execute(select(where, now, sql`order by m.created_at desc, m.id desc limit ${o.limit + 1}`));
