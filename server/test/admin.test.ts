@@ -7,6 +7,7 @@ import { createUser, sessionCookie, withCookie } from './identity-helpers';
 import { machineRow, seedCourseMachines, seedMachine } from './machines-fixtures';
 import { seedCourseOrder } from '../src/modules/courses/fixtures/seed';
 import { STOPPED_BY_OPERATOR } from '../src/modules/admin/service';
+import { rechargeBody } from './commerce-fixtures';
 
 /** Every /v1/admin call with a valid body, so a refusal can only come from the guard. */
 const CALLS: [string, string, unknown?][] = [
@@ -183,6 +184,31 @@ describe('operator console API', () => {
     const audit = await as(admin.token).get(`/v1/admin/audit?q=${machineId}`);
     expect(audit.body.items.map((e: { action: string }) => e.action)).toEqual(['machine.force-stop', 'machine.stop', 'machine.start']);
     expect((await as(admin.token).post(`/v1/admin/machines/${randomUUID()}/stop`)).status).toBe(404);
+  });
+
+  it('re-running fulfilment delivers a paid order whose webhook never came, once', async () => {
+    const buyer = await createUser(s);
+    const res = await s.call('POST', '/v1/user/wallet/recharge', { token: buyer.token, body: rechargeBody(s, 'uk-unreal-10h') });
+    expect(res.status).toBe(200);
+    const [order] = (await s.database.db.execute(sql`select id from orders where user_id = ${buyer.row.id}`)).rows as { id: string }[];
+    // The provider took the money but its webhook was lost (the built-in provider's session is its own truth).
+    await s.database.db.execute(sql`update builtin_checkout_sessions set status = 'paid', completed_at = now() where order_id = ${order!.id}`);
+    const listed = await as(admin.token).get(`/v1/admin/orders?q=${buyer.email}`);
+    expect(listed.body.items).toMatchObject([{ id: order!.id, status: 'pending', fulfilledAt: null }]);
+
+    const first = await as(admin.token).post(`/v1/admin/orders/${order!.id}/fulfil`);
+    expect(first.body).toMatchObject({ status: 'paid', currency: 'GBP', provider: 'builtin' });
+    expect(first.body.fulfilledAt).not.toBeNull();
+    expect(first.body.machineId).toBeTruthy();
+    const second = await as(admin.token).post(`/v1/admin/orders/${order!.id}/fulfil`);
+    expect(second.body).toEqual(first.body);
+    const credits = await s.database.db.execute(sql`select minutes from ledger_entries where order_id = ${order!.id}`);
+    expect(credits.rows.map((r) => Number(r.minutes))).toEqual([600]);
+    const audit = await as(admin.token).get(`/v1/admin/audit?q=${order!.id}`);
+    expect(audit.body.items.map((e: { before: { status: string }; after: { status: string } }) => [e.before.status, e.after.status])).toEqual([
+      ['paid', 'paid'],
+      ['pending', 'paid'],
+    ]);
   });
 
   it('orders, courses and messages list what the other modules wrote', async () => {
