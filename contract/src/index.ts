@@ -6,3 +6,4 @@ export * from './machines';
 export * from './courses';
 export * from './contact';
 export * from './connect';
+export * from './admin';

@@ -29,8 +29,8 @@ export interface Account {
   password: string;
 }
 
-/** Seeds a user through the real sign-up call, solving the server's ALTCHA challenge in Node. */
-export async function seedUser(base: string, account: Account): Promise<void> {
+/** A solved ALTCHA payload for one form (solved in Node, as the widget would). */
+export async function solvedCaptcha(base: string): Promise<string> {
   const ch = (await (await fetch(`${base}/v1/captcha/challenge`)).json()) as {
     algorithm: string;
     challenge: string;
@@ -43,6 +43,12 @@ export async function seedUser(base: string, account: Account): Promise<void> {
   const captcha = Buffer.from(
     JSON.stringify({ algorithm: ch.algorithm, challenge: ch.challenge, number: solution.number, salt: ch.salt, signature: ch.signature }),
   ).toString('base64');
+  return captcha;
+}
+
+/** Seeds a user through the real sign-up call, solving the server's ALTCHA challenge in Node. */
+export async function seedUser(base: string, account: Account): Promise<void> {
+  const captcha = await solvedCaptcha(base);
   const res = await fetch(`${base}/v1/auth/signup`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

@@ -19,6 +19,7 @@ const Profile = lazy(() => import('./pages/Profile'));
 const Success = lazy(() => import('./pages/Success'));
 const Failed = lazy(() => import('./pages/Failed'));
 const Connect = lazy(() => import('./pages/Connect'));
+const Admin = lazy(() => import('./pages/Admin'));
 
 const queryClient = new QueryClient({ defaultOptions: { queries: { retry: 1, refetchOnWindowFocus: true } } });
 
@@ -27,6 +28,15 @@ function RequireAuth({ children }: { children: ReactNode }) {
   const { status } = useAuth();
   if (status === 'loading') return <Spinner label="Loading" center />;
   if (status === 'signedOut') return <Navigate to="/" replace />;
+  return <>{children}</>;
+}
+
+/** The operator console: signed-out visitors go to / like any guarded route; signed-in users without the admin
+ *  claim get what an unknown route gives (also /). The server checks the claim on every call regardless. */
+function RequireAdmin({ children }: { children: ReactNode }) {
+  const { status, user } = useAuth();
+  if (status === 'loading') return <Spinner label="Loading" center />;
+  if (status === 'signedOut' || !user?.admin) return <Navigate to="/" replace />;
   return <>{children}</>;
 }
 
@@ -54,6 +64,7 @@ export function App() {
               <Route path="/success" element={<RequireAuth><Success /></RequireAuth>} />
               <Route path="/failed" element={<RequireAuth><Failed /></RequireAuth>} />
               <Route path="/connect" element={<RequireAuth><Connect /></RequireAuth>} />
+              <Route path="/admin/*" element={<RequireAdmin><Admin /></RequireAdmin>} />
               <Route path="*" element={<Navigate to="/" replace />} />
             </Routes>
           </Suspense>

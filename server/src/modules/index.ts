@@ -11,6 +11,7 @@ import { machinesRoutes } from './machines/routes';
 import { connectRoutes } from './connect/routes';
 import { metricsPage } from './metrics/routes';
 import { courseRoutes } from './courses/routes';
+import { adminRoutes } from './admin/routes';
 
 /** The /v1 route modules, one per domain (each adds its line here). */
 export async function registerModules(v1: FastifyInstance, ctx: Ctx): Promise<void> {
@@ -23,6 +24,7 @@ export async function registerModules(v1: FastifyInstance, ctx: Ctx): Promise<vo
   await machinesRoutes(v1, ctx);
   await connectRoutes(v1, ctx);
   await courseRoutes(v1, ctx);
+  await adminRoutes(v1, ctx);
 }
 
 /** Pages served outside /v1 (the built-in payment provider's hosted checkout, /metrics); registered at the root. */

@@ -68,6 +68,11 @@ export function UserMenu({ user }: { user: User }) {
           <Menu.Item className={styles.item} onSelect={() => navigate('/profile')}>
             Account Details
           </Menu.Item>
+          {user.admin ? (
+            <Menu.Item className={styles.item} onSelect={() => navigate('/admin')}>
+              Operator Console
+            </Menu.Item>
+          ) : null}
           <Menu.Item className={styles.item} onSelect={() => void logout()}>
             Logout
           </Menu.Item>

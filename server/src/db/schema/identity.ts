@@ -12,6 +12,8 @@ export const users = pgTable('users', {
   createdAt: ts('created_at').notNull().defaultNow(),
   passwordChangedAt: ts('password_changed_at').notNull().defaultNow(),
   emailVerifiedAt: ts('email_verified_at'),
+  /** 0700: set by an operator; a disabled account cannot sign in or refresh. */
+  disabledAt: ts('disabled_at'),
 });
 
 export const sessions = pgTable(

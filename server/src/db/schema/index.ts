@@ -5,3 +5,4 @@ export * from './machines';
 export * from './courses';
 export * from './connect';
 export * from './limits';
+export * from './admin';

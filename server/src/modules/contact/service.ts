@@ -58,7 +58,7 @@ export function createContactService(deps: ContactDeps) {
         await tx.insert(contactMessages).values({
           id, userId: principal?.uid ?? null, name, email, query, source, recipient, createdAt: at,
         });
-        await deps.mailer.enqueue(tx, { to: recipient, kind: `contact-${source}`, replyTo: email, ...mail });
+        await deps.mailer.enqueue(tx, { to: recipient, kind: `contact-${source}`, replyTo: email, id, ...mail });
       });
       // Delivered after commit; a person is waiting for this one, so don't wait for the mail job's next pass.
       deps.mailer.flush().catch((err: unknown) => deps.log.warn({ err }, 'contact mail delivery deferred to the mail job'));

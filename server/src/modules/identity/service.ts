@@ -83,6 +83,8 @@ export function createIdentity(deps: { db: Db; clock: Clock; tokens: Tokens; mai
       const row = await findUserByEmail(db, input.email);
       const ok = row ? await verifyPassword(input.password, row.passwordHash) : await dummyVerify(input.password);
       if (!row || !ok) throw authError(401, 'auth/login-failed');
+      // An account an operator disabled answers like a failed login (checked after the password: no probing).
+      if (row.disabledAt) throw authError(401, 'auth/login-failed');
       const issued = await createSession(db, row.id, clock.now());
       return answer(row, issued.cookie);
     },
@@ -92,7 +94,7 @@ export function createIdentity(deps: { db: Db; clock: Clock; tokens: Tokens; mai
       const outcome = await useSession(db, cookie, clock.now());
       if (!outcome.ok) throw authError(401, 'auth/session-expired');
       const row = await findUserById(db, outcome.userId);
-      if (!row) throw authError(401, 'auth/session-expired');
+      if (!row || row.disabledAt) throw authError(401, 'auth/session-expired');
       return answer(row, outcome.cookie);
     },
 

@@ -14,6 +14,8 @@ export interface OutgoingMail {
   kind: string;
   /** Where a reply goes (the visitor of a contact form); MAIL_FROM otherwise. */
   replyTo?: string;
+  /** The outbox row's id (a contact message uses its own, so the console can show the delivery); random otherwise. */
+  id?: string;
 }
 
 export interface Mailer {
@@ -129,7 +131,7 @@ export function createMailer(deps: {
     async enqueue(q, mail) {
       const now = clock.now();
       await q.insert(mailOutbox).values({
-        id: randomUUID(),
+        id: mail.id ?? randomUUID(),
         toAddr: mail.to,
         subject: mail.subject,
         bodyText: mail.text,

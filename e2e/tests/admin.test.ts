@@ -1,0 +1,169 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchBrowser, snap, startServer, uniqueEmail, type RunningServer } from '../harness';
+import { header, loginWithPopup, seedUser, seriousViolations, solvedCaptcha } from './auth-helpers';
+import { buyHours, signedInPage } from './buy-helpers';
+
+/**
+ * Issue 15.2: the operator console in Chromium. An operator made with the README's `create-admin` line visits
+ * every section, adjusts a buyer's hours with a reason, and sees it in the buyer's balance and the audit log.
+ */
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const run = promisify(execFile);
+
+let server: RunningServer;
+let browser: Browser;
+const contexts: BrowserContext[] = [];
+beforeAll(async () => {
+  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
+});
+afterAll(async () => {
+  await Promise.all(contexts.map((c) => c.close()));
+  await browser?.close();
+  await server?.close();
+});
+
+/** `npm run admin -- create-admin` with the server's configuration. PGlite admits one process: stop, run, start. */
+async function makeAdmin(email: string): Promise<void> {
+  const pglite = !server.env.DATABASE_URL;
+  if (pglite) await server.stop();
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'create-admin', email, 'Olga Operator'], { cwd: ROOT, env: server.env });
+  expect(stdout).toContain('now has the admin claim');
+  if (pglite) await server.restart();
+}
+
+async function newPage(bypassCSP = false): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, bypassCSP });
+  contexts.push(context);
+  return context.newPage();
+}
+
+/** A Contact Support message sent like the FAQ page's popup does (multipart, solved captcha). */
+async function sendSupportMessage(from: string): Promise<void> {
+  const form = new FormData();
+  form.append('name', 'Vic Visitor');
+  form.append('email', from);
+  form.append('Query', 'Can my class of 30 use Unity?');
+  form.append('captcha', await solvedCaptcha(server.base));
+  form.append('source', 'support');
+  const res = await fetch(`${server.base}/v1/contact`, { method: 'POST', body: form });
+  expect(res.status).toBe(200);
+}
+
+async function openSection(page: Page, name: string, heading: string): Promise<void> {
+  await page.getByRole('navigation', { name: 'Console sections' }).getByRole('link', { name, exact: true }).click();
+  await page.getByRole('heading', { level: 2, name: heading }).waitFor({ timeout: 15_000 });
+}
+
+it('an operator runs every console section and adjusts hours that show in the balance and the audit log', async () => {
+  const operator = { name: 'Olga Operator', email: uniqueEmail('operator'), password: 'console-2026' };
+  await seedUser(server.base, operator);
+  await makeAdmin(operator.email);
+
+  // A customer with a machine and 10 paid hours, and a support message.
+  const { page: buyer, account } = await signedInPage(browser, server.base, 'Grace Hopper');
+  contexts.push(buyer.context());
+  await buyHours(buyer, server.base, 'United Kingdom', 10);
+  const visitor = uniqueEmail('visitor');
+  await sendSupportMessage(visitor);
+
+  // Without the claim the console is an unknown route (→ /), and the menu does not offer it.
+  await buyer.goto(`${server.base}/admin/users`);
+  await buyer.waitForURL(`${server.base}/`, { timeout: 15_000 });
+  await header(buyer).getByRole('button', { name: /^Account menu/ }).click();
+  await buyer.getByRole('menuitem', { name: 'Account Details' }).waitFor();
+  expect(await buyer.getByRole('menuitem', { name: 'Operator Console' }).count()).toBe(0);
+  await buyer.keyboard.press('Escape');
+  // Signed out: the same redirect as every guarded route.
+  const anonymous = await newPage();
+  await anonymous.goto(`${server.base}/admin/fleet`);
+  await anonymous.waitForURL(`${server.base}/`, { timeout: 15_000 });
+
+  const page = await newPage(true);
+  await loginWithPopup(page, server.base, operator.email, operator.password);
+  await header(page).getByRole('button', { name: /^Account menu/ }).click();
+  await page.getByRole('menuitem', { name: 'Operator Console' }).click();
+  await page.waitForURL(`${server.base}/admin/users`, { timeout: 15_000 });
+
+  // Users
+  await page.getByRole('heading', { level: 2, name: 'Users' }).waitFor({ timeout: 15_000 });
+  await page.getByRole('searchbox', { name: 'E-mail or name' }).fill(account.email);
+  await page.getByRole('button', { name: 'Search', exact: true }).click();
+  const userRow = page.getByRole('row', { name: new RegExp(account.email) });
+  await userRow.waitFor({ timeout: 15_000 });
+  await userRow.getByRole('button', { name: 'Grant instructor' }).click();
+  await page.getByRole('status').filter({ hasText: 'now has the instructor claim' }).waitFor({ timeout: 15_000 });
+  await userRow.getByRole('button', { name: 'Revoke instructor' }).waitFor();
+  expect(await seriousViolations(page)).toEqual([]);
+  await snap(page, 'admin-users');
+
+  // Fleet: the buyer's machine with its 10 hours
+  await openSection(page, 'Fleet', 'Fleet');
+  const machineRow = page.getByRole('row', { name: new RegExp(account.email) });
+  await machineRow.waitFor({ timeout: 15_000 });
+  expect(await machineRow.innerText()).toContain('10 h');
+  expect(await seriousViolations(page)).toEqual([]);
+  await snap(page, 'admin-fleet');
+
+  // Orders: the paid, delivered order
+  await openSection(page, 'Orders', 'Orders and payments');
+  const orderRow = page.getByRole('row', { name: new RegExp(account.email) });
+  await orderRow.waitFor({ timeout: 15_000 });
+  expect(await orderRow.innerText()).toMatch(/paid[\s\S]*delivered/);
+  await orderRow.getByRole('button', { name: 'Re-run fulfilment' }).click();
+  await page.getByRole('status').filter({ hasText: 'fulfilment converged' }).waitFor({ timeout: 15_000 });
+  await snap(page, 'admin-orders');
+
+  // Courses: none yet (empty state)
+  await openSection(page, 'Courses', 'Courses');
+  await page.getByText('No courses yet.').waitFor({ timeout: 15_000 });
+  await snap(page, 'admin-courses');
+
+  // Messages: the support message, kept in the outbox (no SMTP here)
+  await openSection(page, 'Messages', 'Messages');
+  const messageRow = page.getByRole('row', { name: new RegExp(visitor) });
+  await messageRow.waitFor({ timeout: 15_000 });
+  expect(await messageRow.innerText()).toContain('Contact Support');
+  expect(await seriousViolations(page)).toEqual([]);
+  await snap(page, 'admin-messages');
+
+  // Hours: +90 minutes with a reason
+  await openSection(page, 'Hours', 'Hours');
+  await page.getByRole('searchbox', { name: 'Find a machine' }).fill(account.email);
+  await page.getByRole('button', { name: 'Search', exact: true }).click();
+  await page.getByRole('row', { name: new RegExp(account.email) }).getByRole('button', { name: 'Adjust hours' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Adjust hours' });
+  await dialog.getByLabel('Minutes (negative to take away)').fill('90');
+  await dialog.getByRole('button', { name: 'Save adjustment' }).click();
+  await dialog.getByRole('alert').filter({ hasText: 'A reason is required' }).waitFor();
+  await dialog.getByLabel('Reason').fill('Outage on 20 November');
+  await dialog.getByRole('button', { name: 'Save adjustment' }).click();
+  await page.getByRole('status').filter({ hasText: 'added 1 h 30 min' }).waitFor({ timeout: 15_000 });
+  await page.getByRole('row', { name: /Outage on 20 November/ }).waitFor({ timeout: 15_000 });
+  expect(await page.getByRole('row', { name: new RegExp(account.email) }).first().innerText()).toContain('11 h 30 min');
+  expect(await seriousViolations(page)).toEqual([]);
+  await snap(page, 'admin-hours');
+
+  // Audit: the adjustment, by this operator, before and after
+  await openSection(page, 'Audit', 'Audit log');
+  const auditRow = page.getByRole('row', { name: /hours\.adjust/ });
+  await auditRow.waitFor({ timeout: 15_000 });
+  const audit = await auditRow.innerText();
+  expect(audit).toContain(operator.email);
+  expect(audit).toContain('"minutesLeft": 600');
+  expect(audit).toContain('"minutesLeft": 690');
+  expect(audit).toContain('Outage on 20 November');
+  expect(await page.getByRole('row', { name: /user\.claim\.instructor\.grant/ }).count()).toBe(1);
+  expect(await page.getByRole('row', { name: /order\.fulfil/ }).count()).toBe(1);
+  await snap(page, 'admin-audit');
+
+  // The buyer's balance shows the 90 minutes.
+  await buyer.goto(`${server.base}/dashboard`);
+  await expect.poll(async () => buyer.getByText(/hours left/).first().innerText(), { timeout: 15_000 }).toMatch(/11\.5\s+of 10 hours left/);
+  await snap(buyer, 'admin-buyer-balance');
+});

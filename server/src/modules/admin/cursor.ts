@@ -1,0 +1,53 @@
+import { sql, type SQL } from 'drizzle-orm';
+import { BadRequest } from '../../errors';
+
+/**
+ * Keyset pagination: a page ends with the sort key of its last row, and the next page starts strictly after it,
+ * so pages stay stable while rows are added and cost the same at page 1 and page 4,000 (no OFFSET).
+ * The cursor is opaque to the browser: base64url of [key, id]. Timestamps travel as Postgres text, so the
+ * comparison keeps their microseconds.
+ */
+export type Cursor = [key: string, id: string];
+
+export function encodeCursor(c: Cursor): string {
+  return Buffer.from(JSON.stringify(c)).toString('base64url');
+}
+
+export function decodeCursor(after: string | undefined): Cursor | null {
+  if (!after) return null;
+  try {
+    const v: unknown = JSON.parse(Buffer.from(after, 'base64url').toString('utf8'));
+    if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string' && v[0].length <= 100 && v[1].length <= 100) {
+      return [v[0], v[1]];
+    }
+  } catch {
+    /* fall through */
+  }
+  throw new BadRequest('Invalid page cursor.', 'admin/bad-cursor');
+}
+
+/** Rows come with a `k` (sort key as text) and an `id`; one row more than the limit tells whether a next page exists. */
+export function pageOf<R extends { k: string; id: string | number }, T>(rows: R[], limit: number, map: (r: R) => T) {
+  const more = rows.length > limit;
+  const shown = more ? rows.slice(0, limit) : rows;
+  const last = shown.at(-1);
+  return { items: shown.map(map), next: more && last ? encodeCursor([last.k, String(last.id)]) : null };
+}
+
+/** `%q%` for ILIKE with the wildcards in q escaped. */
+export const likeOf = (q: string) => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** Ids of the users whose e-mail or name contains the search text (trigram indexes, migration 0700). */
+export const usersMatching = (like: string): SQL => sql`(select id from users where email ilike ${like} or display_name ilike ${like})`;
+
+export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** `(created_at, id) < cursor` for newest-first lists keyed by a timestamp and a uuid. */
+export function beforeTimeId(col: SQL, idCol: SQL, c: Cursor | null): SQL {
+  if (!c) return sql`true`;
+  if (!UUID_RE.test(c[1])) throw new BadRequest('Invalid page cursor.', 'admin/bad-cursor');
+  return sql`(${col}, ${idCol}) < (${c[0]}::timestamptz, ${c[1]}::uuid)`;
+}
+
+export const iso = (v: unknown): string => (v instanceof Date ? v : new Date(String(v))).toISOString();
+export const isoOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : iso(v));

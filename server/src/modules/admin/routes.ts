@@ -1,0 +1,110 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import {
+  AdjustmentAnswer,
+  AdjustmentBody,
+  AdminAdjustmentPage,
+  AdminCoursePage,
+  AdminListQuery,
+  AdminMachine,
+  AdminMachinePage,
+  AdminMessagePage,
+  AdminOrder,
+  AdminOrderPage,
+  AdminUser,
+  AdminUserPage,
+  AuditPage,
+  ClaimBody,
+  ErrorBody,
+  FleetQuery,
+  IdParam,
+  MachineActionParams,
+  MessagesQuery,
+  OrdersQuery,
+  UserActionParams,
+} from '@hyperdesk/contract';
+import type { Ctx } from '../../context';
+import { principalOf } from '../../http/auth';
+import { Forbidden } from '../../errors';
+import { createIdentity } from '../identity/service';
+import { createAdmin } from './service';
+import { listAudit } from './audit';
+import { listUsers } from './users';
+import { listFleet } from './fleet';
+import { listAdjustments, listCourses, listMessages, listOrders } from './lists';
+
+const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
+
+/**
+ * /v1/admin/*: the operator console (issue 15.2). One hook guards the whole scope before anything is parsed: a
+ * valid id token (a token we did not sign is 401), its `admin` claim, and the account still admin and enabled in
+ * the database (a revoked or disabled operator's token is refused before its 15 minutes run out). Otherwise 403.
+ */
+export async function adminRoutes(v1: FastifyInstance, ctx: Ctx): Promise<void> {
+  const identity = createIdentity({ db: ctx.db, clock: ctx.clock, tokens: ctx.tokens, mailer: ctx.mailer, captcha: ctx.captcha, publicUrl: ctx.config.publicUrl });
+  const admin = createAdmin({
+    db: ctx.db,
+    clock: ctx.clock,
+    ledger: ctx.ledger,
+    machines: ctx.machines,
+    fulfilment: ctx.billing.fulfilment,
+    events: ctx.events,
+    sendPasswordReset: (email) => identity.forgot(email),
+  });
+
+  await v1.register(
+    async (scope) => {
+      scope.addHook('onRequest', async (req: FastifyRequest) => {
+        await v1.authenticate(req);
+        const p = principalOf(req);
+        if (!p.admin || !(await admin.stillAdmin(p.uid))) throw new Forbidden('The operator console is for administrators.', 'admin/forbidden');
+      });
+      const r = scope.withTypeProvider<ZodTypeProvider>();
+      const tags = ['admin'];
+      const now = () => ctx.clock.now();
+
+      r.get('/users', { schema: { tags, summary: 'Search users by e-mail or name', querystring: AdminListQuery, response: { 200: AdminUserPage, ...errors } } }, async (req) =>
+        listUsers(ctx.db, req.query, now()),
+      );
+      r.post('/users/:id/claims', { schema: { tags, summary: 'Grant or revoke a claim', params: IdParam, body: ClaimBody, response: { 200: AdminUser, ...errors } } }, async (req) =>
+        admin.setClaim(principalOf(req), req.params.id, req.body.claim, req.body.value),
+      );
+      r.post('/users/:id/:action', { schema: { tags, summary: 'Disable, enable, revoke sessions or send a password reset', params: UserActionParams, response: { 200: AdminUser, ...errors } } }, async (req) =>
+        admin.userAction(principalOf(req), req.params.id, req.params.action),
+      );
+
+      r.get('/fleet', { schema: { tags, summary: 'Every machine with its state and hours', querystring: FleetQuery, response: { 200: AdminMachinePage, ...errors } } }, async (req) =>
+        listFleet(ctx.db, req.query, now()),
+      );
+      r.post('/machines/:id/:action', { schema: { tags, summary: 'Start, stop or force stop a machine', params: MachineActionParams, response: { 200: AdminMachine, ...errors } } }, async (req) =>
+        admin.machineAction(principalOf(req), req.params.id, req.params.action),
+      );
+
+      r.get('/orders', { schema: { tags, summary: 'Orders and payments', querystring: OrdersQuery, response: { 200: AdminOrderPage, ...errors } } }, async (req) =>
+        listOrders(ctx.db, req.query),
+      );
+      r.post('/orders/:id/fulfil', { schema: { tags, summary: 'Re-run the fulfilment of an order (idempotent)', params: IdParam, response: { 200: AdminOrder, ...errors } } }, async (req) =>
+        admin.refulfil(principalOf(req), req.params.id),
+      );
+
+      r.get('/courses', { schema: { tags, summary: 'Courses with roster and seats', querystring: AdminListQuery, response: { 200: AdminCoursePage, ...errors } } }, async (req) =>
+        listCourses(ctx.db, req.query),
+      );
+      r.get('/messages', { schema: { tags, summary: 'Contact Us and Contact Support messages', querystring: MessagesQuery, response: { 200: AdminMessagePage, ...errors } } }, async (req) =>
+        listMessages(ctx.db, req.query),
+      );
+
+      r.get('/adjustments', { schema: { tags, summary: 'Hours adjustments in the ledger', querystring: AdminListQuery, response: { 200: AdminAdjustmentPage, ...errors } } }, async (req) =>
+        listAdjustments(ctx.db, req.query),
+      );
+      r.post('/adjustments', { schema: { tags, summary: 'Add or take hours, with a reason', body: AdjustmentBody, response: { 200: AdjustmentAnswer, ...errors } } }, async (req) =>
+        admin.adjustHours(principalOf(req), req.body),
+      );
+
+      r.get('/audit', { schema: { tags, summary: 'The audit log of operator actions', querystring: AdminListQuery, response: { 200: AuditPage, ...errors } } }, async (req) =>
+        listAudit(ctx.db, req.query),
+      );
+    },
+    { prefix: '/admin' },
+  );
+}

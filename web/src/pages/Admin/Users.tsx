@@ -1,0 +1,127 @@
+import { useState } from 'react';
+import { useInfiniteQuery } from '@tanstack/react-query';
+import type { AdminUser, UserAction } from '@hyperdesk/contract';
+import { adminUsersQuery, runUserAction, setUserClaim } from '../../api/admin';
+import { useAuth } from '../../auth/AuthProvider';
+import { Dialog } from '../../components/Dialog';
+import forms from '../../components/forms.module.css';
+import { ActionStatus, Badge, formatDate, PagedList, Panel, SearchForm } from './parts';
+import { useAdminAction } from './useAction';
+import styles from './Admin.module.css';
+
+const DONE: Record<UserAction, string> = {
+  disable: 'disabled: sessions ended, machines stopping',
+  enable: 'enabled again',
+  'revoke-sessions': 'signed out everywhere',
+  'password-reset': 'sent a password reset e-mail',
+};
+
+/** Users: search, claims, disable/enable, end sessions, password reset. */
+export default function Users() {
+  const [q, setQ] = useState('');
+  const result = useInfiniteQuery(adminUsersQuery(q));
+  const action = useAdminAction();
+  const { user: me } = useAuth();
+  const [confirm, setConfirm] = useState<AdminUser | null>(null);
+
+  const act = (u: AdminUser, a: UserAction) => action.run(() => runUserAction(u.uid, a), `${u.email}: ${DONE[a]}.`);
+  const claim = (u: AdminUser, c: 'instructor' | 'admin') =>
+    action.run(() => setUserClaim(u.uid, c, !u[c]), `${u.email} ${u[c] ? 'no longer has' : 'now has'} the ${c} claim (from their next token refresh).`);
+
+  return (
+    <Panel
+      title="Users"
+      hint="Search by e-mail or name. Claims reach a user's session at their next token refresh (within 15 minutes)."
+      filters={<SearchForm label="E-mail or name" placeholder="ada@example.com" onSearch={setQ} />}
+    >
+      <ActionStatus message={action.message} error={action.error} />
+      <PagedList result={result} what="users" empty={q ? `No user matches “${q}”.` : 'No users yet.'}>
+        {(items) => (
+          <table className={styles.table}>
+            <caption className="sr-only">Users</caption>
+            <thead>
+              <tr>
+                <th scope="col">User</th>
+                <th scope="col">Claims</th>
+                <th scope="col">Status</th>
+                <th scope="col" className={styles.num}>Sessions</th>
+                <th scope="col">Created</th>
+                <th scope="col">Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {items.map((u) => (
+                <tr key={u.uid}>
+                  <td>
+                    {u.displayName}
+                    <span className={styles.sub}>{u.email}</span>
+                  </td>
+                  <td>
+                    <div className={styles.actions}>
+                      {u.instructor ? <Badge tone="good">instructor</Badge> : null}
+                      {u.admin ? <Badge tone="warn">admin</Badge> : null}
+                      {!u.instructor && !u.admin ? '—' : null}
+                    </div>
+                  </td>
+                  <td>
+                    {u.disabledAt ? <Badge tone="bad">disabled</Badge> : <Badge tone="good">active</Badge>}
+                    {!u.emailVerified ? <span className={styles.sub}>e-mail not verified</span> : null}
+                  </td>
+                  <td className={styles.num}>{u.activeSessions}</td>
+                  <td>{formatDate(u.createdAt)}</td>
+                  <td>
+                    <div className={styles.actions}>
+                      <button type="button" className={styles.small} disabled={action.pending} onClick={() => claim(u, 'instructor')}>
+                        {u.instructor ? 'Revoke instructor' : 'Grant instructor'}
+                      </button>
+                      <button type="button" className={styles.small} disabled={action.pending || (u.uid === me?.uid && u.admin)} onClick={() => claim(u, 'admin')}>
+                        {u.admin ? 'Revoke admin' : 'Grant admin'}
+                      </button>
+                      <button type="button" className={styles.small} disabled={action.pending} onClick={() => act(u, 'revoke-sessions')}>
+                        End sessions
+                      </button>
+                      <button type="button" className={styles.small} disabled={action.pending} onClick={() => act(u, 'password-reset')}>
+                        Send password reset
+                      </button>
+                      {u.disabledAt ? (
+                        <button type="button" className={styles.small} disabled={action.pending} onClick={() => act(u, 'enable')}>
+                          Enable
+                        </button>
+                      ) : (
+                        <button type="button" className={`${styles.small} ${styles.danger}`} disabled={action.pending || u.uid === me?.uid} onClick={() => setConfirm(u)}>
+                          Disable
+                        </button>
+                      )}
+                    </div>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </PagedList>
+      <Dialog
+        open={confirm !== null}
+        onOpenChange={(o) => !o && setConfirm(null)}
+        title="Disable this account?"
+        description={confirm ? `${confirm.email} will be signed out everywhere, their machines will stop and they cannot sign in until enabled again.` : undefined}
+      >
+        <div className={styles.actions}>
+          <button
+            type="button"
+            className={forms.submit}
+            onClick={() => {
+              if (confirm) act(confirm, 'disable');
+              setConfirm(null);
+            }}
+          >
+            Disable account
+          </button>
+          <button type="button" className={forms.secondary} onClick={() => setConfirm(null)}>
+            Cancel
+          </button>
+        </div>
+      </Dialog>
+    </Panel>
+  );
+}
