@@ -37,10 +37,13 @@ export function readHome(server: RunningServer, machineId: string, name: string)
   }
 }
 
-/** Runs a shell line in the desktop's xterm (top left of the desktop) by clicking it and typing. */
-export async function runInTerminal(tab: Page, line: string): Promise<void> {
+/**
+ * Runs a shell line in the desktop's xterm (top left of the desktop) by clicking it and typing; with click false,
+ * types into whatever has the desktop's focus (the pointer stays where it is).
+ */
+export async function runInTerminal(tab: Page, line: string, click = true): Promise<void> {
   const box = (await tab.getByTestId('desktop-video').boundingBox())!;
-  await tab.mouse.click(box.x + box.width / 4, box.y + box.height / 4);
+  if (click) await tab.mouse.click(box.x + box.width / 4, box.y + box.height / 4);
   await tab.keyboard.type(`${line}\n`, { delay: 15 });
 }
 
@@ -49,9 +52,9 @@ export async function runInTerminal(tab: Page, line: string): Promise<void> {
  * has just come up may not have its terminal focused yet when the first keys arrive: the line is typed again (it
  * is idempotent) until the file shows up.
  */
-export async function terminalOutput(server: RunningServer, b: Buyer & { tab: Page }, line: string, file: string): Promise<string> {
+export async function terminalOutput(server: RunningServer, b: Buyer & { tab: Page }, line: string, file: string, click = true): Promise<string> {
   for (let attempt = 1; ; attempt++) {
-    await runInTerminal(b.tab, `rm -f ${file}; ${line} > ${file}.tmp && mv ${file}.tmp ${file}`);
+    await runInTerminal(b.tab, `rm -f ${file}; ${line} > ${file}.tmp && mv ${file}.tmp ${file}`, click);
     let text = '';
     try {
       await expect.poll(() => (text = readHome(server, b.machineId, file)), { timeout: 10_000 }).not.toBe('');

@@ -177,8 +177,11 @@ export class RtcStream {
     this.send({ t: 'clip', text });
   }
 
+  /** Captures the mouse for mouse-look (relative motion while locked); keys go to the desktop too. */
   lockPointer(): void {
-    void (this.video.requestPointerLock as () => Promise<void> | void)?.call(this.video);
+    this.video.focus({ preventScroll: true });
+    // Chrome answers with a promise that rejects when the lock is refused (no user gesture, a frame without it).
+    void Promise.resolve((this.video.requestPointerLock as () => Promise<void> | void)?.call(this.video)).catch(() => undefined);
   }
 
   focus(): void {
