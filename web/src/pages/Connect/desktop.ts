@@ -275,13 +275,15 @@ export class DesktopConnection {
     this.rtc = rtc;
     this.ws = ws;
     // No media within MEDIA_TIMEOUT_MS of the agent's offer (UDP blocked), or no offer at all: VNC instead.
-    const fallBackIn = (ms: number) =>
-      this.timers.push(
-        setTimeout(() => {
-          if (gen === this.gen && !gotFrame) this.fallBack();
-        }, ms),
-      );
-    fallBackIn(OFFER_TIMEOUT_MS);
+    const fallBackIn = (ms: number) => {
+      const t = setTimeout(() => {
+        if (gen === this.gen && !gotFrame) this.fallBack();
+      }, ms);
+      this.timers.push(t);
+      return t;
+    };
+    // The offer's own timer ends when the offer comes: from then on the media has its full MEDIA_TIMEOUT_MS.
+    const noOffer = fallBackIn(OFFER_TIMEOUT_MS);
     let offered = false;
     ws.addEventListener('message', (e) => {
       if (typeof e.data !== 'string') return;
@@ -289,6 +291,7 @@ export class DesktopConnection {
       if (!msg) return;
       if (msg.type === 'offer' && !offered) {
         offered = true;
+        clearTimeout(noOffer);
         fallBackIn(MEDIA_TIMEOUT_MS);
       }
       if (msg.type === 'rtc-config' || msg.type === 'offer' || msg.type === 'ice') return void rtc.onMessage(msg).catch(() => undefined);
