@@ -25,6 +25,7 @@ from gi.repository import GLib, Gst, GstSdp, GstWebRTC  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peer import Peer  # noqa: E402
 from xinput import XInput  # noqa: E402
+from xscreen import XScreen  # noqa: E402
 
 MAX_LINE = 256 * 1024
 
@@ -65,6 +66,11 @@ class Agent:
         self.h264 = probe_encoders()
         log('H.264 encoder:', self.h264)
         self.input = XInput(args.display)
+        try:
+            self.screen = XScreen(args.display)
+        except (OSError, RuntimeError) as e:
+            self.screen = None
+            log('desktop size stays fixed:', e)
         self.log_fn = log
         self.audio_ok = bool(args.pulse_server) and probe_pulse(args.pulse_server)
         if args.pulse_server:
@@ -134,6 +140,8 @@ class Agent:
             self.peer.close()
             self.peer = None
             self.input.release_all()
+            if self.screen:
+                self.screen.resize(*self.screen.max)  # the next viewer (or VNC) starts from the full desktop
 
     def handle(self, conn, msg):
         if conn is not self.conn:

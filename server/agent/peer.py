@@ -8,6 +8,7 @@ from urllib.parse import quote
 from gi.repository import GLib, Gst, GstSdp, GstWebRTC
 
 from ratecontrol import Aimd, QUALITY_KBPS
+from xscreen import fit
 
 FPS = 30
 
@@ -142,11 +143,24 @@ class Peer:
                 x.release_all()
             elif t == 'clip' and isinstance(m.get('text'), str):
                 self.set_clipboard(m['text'][:1024 * 1024])
+            elif t == 'size':
+                GLib.idle_add(self.resize, int(m['w']), int(m['h']))
             elif t == 'quality' and m.get('q') in QUALITY_KBPS:
                 self.rate.set_quality(m['q'])
                 GLib.idle_add(self.apply_bitrate)
         except (KeyError, TypeError, ValueError):
             pass
+
+    def resize(self, w, h):
+        """The tab's video area changed: the desktop takes its shape (within the maximum); ximagesrc and the encoder
+        follow the new root size by themselves, and the browser's decoder picks it up at the next keyframe."""
+        screen = self.agent.screen
+        if self.closed or not screen:
+            return False
+        size = fit(w, h, *screen.max)
+        if screen.resize(*size):
+            self.agent.log_fn('desktop resized to %dx%d' % size)
+        return False
 
     # --- clipboard -------------------------------------------------------------------------------------------
     def set_clipboard(self, text):
@@ -209,6 +223,7 @@ class Peer:
         if self.closed or not self.enc:
             return False
         kbps = self.rate.kbps
+        self.agent.log_fn('video bitrate %d kbit/s (cap %d)' % (kbps, self.rate.cap))
         if self.enc.find_property('target-bitrate'):
             self.enc.set_property('target-bitrate', kbps * 1000)
         else:

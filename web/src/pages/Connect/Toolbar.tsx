@@ -1,5 +1,6 @@
 import { formatHours } from '../../lib/format';
 import type { Phase, Transport } from './desktop';
+import type { Quality } from './webrtc';
 import styles from './Connect.module.css';
 
 export interface ToolbarProps {
@@ -22,7 +23,16 @@ export interface ToolbarProps {
   onToggleMute(): void;
   statsOpen: boolean;
   onToggleStats(): void;
+  quality: Quality;
+  onQuality(q: Quality): void;
 }
+
+const QUALITY_LABELS: [Quality, string][] = [
+  ['auto', 'Auto'],
+  ['high', 'High'],
+  ['medium', 'Medium'],
+  ['low', 'Low'],
+];
 
 /** Round trips past 100 ms are noticeable when typing, past 250 ms sluggish. (The rate shown beside is what the
  *  desktop currently sends, not what the link could carry, so it does not rate the link.) */
@@ -77,6 +87,16 @@ export function Toolbar(p: ToolbarProps) {
             <button type="button" className={styles.tool} onClick={p.onLockPointer} disabled={!connected} title="Capture the mouse for games (Esc releases it)">
               Lock mouse
             </button>
+            <label className={styles.qualityPick} title="Auto fits the picture to your link; High, Medium and Low cap it at about 3, 1 and 0.5 Mbit/s">
+              Quality
+              <select className={styles.tool} value={p.quality} onChange={(e) => p.onQuality(e.target.value as Quality)} data-testid="video-quality">
+                {QUALITY_LABELS.map(([q, label]) => (
+                  <option key={q} value={q}>
+                    {label}
+                  </option>
+                ))}
+              </select>
+            </label>
             <button type="button" className={styles.tool} aria-pressed={p.statsOpen} onClick={p.onToggleStats}>
               Stats
             </button>

@@ -2,7 +2,7 @@ import type RFB from '@novnc/novnc';
 import { GATEWAY_CLOSE, type GatewayServerMessage } from '@hyperdesk/contract';
 import { ApiError } from '../../api/http';
 import { activeMessage, gatewayUrl, parseGatewayMessage, pingMessage, requestTicket } from '../../api/connect';
-import { RtcStream, type StreamStats } from './webrtc';
+import { RtcStream, type Quality, type StreamStats } from './webrtc';
 
 export type Transport = 'webrtc' | 'vnc';
 
@@ -31,6 +31,8 @@ export interface DesktopState {
   stats: StreamStats | null;
   hasAudio: boolean;
   muted: boolean;
+  /** WebRTC only: the video quality the user chose (Auto adapts to the link). */
+  quality: Quality;
 }
 
 /** No video frame this long after the socket opened: WebRTC cannot get through here, VNC takes over. */
@@ -45,6 +47,18 @@ function preferredTransport(): Transport {
     return localStorage.getItem(TRANSPORT_KEY) === 'vnc' ? 'vnc' : 'webrtc';
   } catch {
     return 'webrtc';
+  }
+}
+
+/** The video quality the user last chose (Auto unless they picked one). */
+const QUALITY_KEY = 'hyperdesk.connect.quality';
+const QUALITIES: readonly Quality[] = ['auto', 'high', 'medium', 'low'];
+function preferredQuality(): Quality {
+  try {
+    const q = localStorage.getItem(QUALITY_KEY);
+    return QUALITIES.find((x) => x === q) ?? 'auto';
+  } catch {
+    return 'auto';
   }
 }
 
@@ -71,7 +85,7 @@ const loadRfb = () =>
  * renders `state` through `onChange`.
  */
 export class DesktopConnection {
-  state: DesktopState = { phase: { kind: 'connecting', attempt: 1 }, rttMs: null, bitsPerSecond: 0, idleStopAt: null, idleStopMinutes: null, remoteClipboard: '', transport: preferredTransport(), stats: null, hasAudio: false, muted: true };
+  state: DesktopState = { phase: { kind: 'connecting', attempt: 1 }, rttMs: null, bitsPerSecond: 0, idleStopAt: null, idleStopMinutes: null, remoteClipboard: '', transport: preferredTransport(), stats: null, hasAudio: false, muted: true, quality: preferredQuality() };
   private gen = 0;
   private failures = 0;
   private refusedTickets = 0;
@@ -117,6 +131,17 @@ export class DesktopConnection {
     }
     this.set({ transport, stats: null });
     this.reconnect();
+  }
+
+  /** Sets the video quality now and for the next sessions. */
+  setQuality(quality: Quality): void {
+    try {
+      localStorage.setItem(QUALITY_KEY, quality);
+    } catch {
+      /* private mode: the choice lasts this tab */
+    }
+    this.rtc?.setQuality(quality);
+    this.set({ quality });
   }
 
   lockPointer(): void {
@@ -250,13 +275,15 @@ export class DesktopConnection {
     this.rtc = rtc;
     this.ws = ws;
     // No media within MEDIA_TIMEOUT_MS of the agent's offer (UDP blocked), or no offer at all: VNC instead.
-    const fallBackIn = (ms: number) =>
-      this.timers.push(
-        setTimeout(() => {
-          if (gen === this.gen && !gotFrame) this.fallBack();
-        }, ms),
-      );
-    fallBackIn(OFFER_TIMEOUT_MS);
+    const fallBackIn = (ms: number) => {
+      const t = setTimeout(() => {
+        if (gen === this.gen && !gotFrame) this.fallBack();
+      }, ms);
+      this.timers.push(t);
+      return t;
+    };
+    // The offer's own timer ends when the offer comes: from then on the media has its full MEDIA_TIMEOUT_MS.
+    const noOffer = fallBackIn(OFFER_TIMEOUT_MS);
     let offered = false;
     ws.addEventListener('message', (e) => {
       if (typeof e.data !== 'string') return;
@@ -264,10 +291,11 @@ export class DesktopConnection {
       if (!msg) return;
       if (msg.type === 'offer' && !offered) {
         offered = true;
+        clearTimeout(noOffer);
         fallBackIn(MEDIA_TIMEOUT_MS);
       }
       if (msg.type === 'rtc-config' || msg.type === 'offer' || msg.type === 'ice') return void rtc.onMessage(msg).catch(() => undefined);
-      if (msg.type === 'hello') rtc.begin();
+      if (msg.type === 'hello') rtc.begin(this.state.quality);
       this.onStatus(e.data, ws);
     });
     ws.addEventListener('close', (e) => {

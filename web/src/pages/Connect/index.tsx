@@ -104,6 +104,8 @@ function Desktop({ payload }: { payload: ConnectPayload }) {
         onToggleMute={() => conn.current?.setMuted(!(state?.muted ?? true))}
         statsOpen={statsOpen}
         onToggleStats={() => setStatsOpen((o) => !o)}
+        quality={state?.quality ?? 'auto'}
+        onQuality={(q) => conn.current?.setQuality(q)}
       />
       <div className={styles.stage}>
         <div ref={screen} className={styles.screen} data-testid="desktop" aria-label={`Desktop of ${payload.machineName}`} />

@@ -10,9 +10,13 @@ export interface StreamStats {
   transport: string;
 }
 
-type Signal = { type: 'start'; codecs: ('h264' | 'vp8')[] } | { type: 'answer'; sdp: string } | { type: 'ice'; candidate: string; sdpMLineIndex: number };
+export type Quality = 'auto' | 'high' | 'medium' | 'low';
+
+type Signal = { type: 'start'; codecs: ('h264' | 'vp8')[]; quality: Quality } | { type: 'answer'; sdp: string } | { type: 'ice'; candidate: string; sdpMLineIndex: number };
 
 const ACTIVITY_MS = 5_000; // the gateway hears about data channel input at most this often
+/** The desktop follows the video area's size once it has held still this long (a window drag is one resize). */
+export const RESIZE_DEBOUNCE_MS = 400;
 
 /** The video codecs this browser decodes, best first (H.264 is cheapest for the agent to encode). */
 function codecs(): ('h264' | 'vp8')[] {
@@ -39,6 +43,9 @@ export class RtcStream {
   private lastBytes = 0;
   private lastAt = 0;
   private firstFrame = false;
+  private quality: Quality = 'auto';
+  private sentSize = '';
+  private resizeTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
     private readonly target: HTMLElement,
@@ -55,10 +62,44 @@ export class RtcStream {
     target.appendChild(v);
     this.video = v;
     this.bindInput();
+    this.watchSize();
   }
 
-  begin(): void {
-    this.signal({ type: 'start', codecs: codecs() });
+  begin(quality: Quality): void {
+    this.quality = quality;
+    this.signal({ type: 'start', codecs: codecs(), quality });
+  }
+
+  /** The bit rate cap for the agent's encoder (Auto adapts below its cap to the measured loss and delay). */
+  setQuality(quality: Quality): void {
+    this.quality = quality;
+    this.send({ t: 'quality', q: quality });
+  }
+
+  /**
+   * The desktop takes the video area's size (in CSS pixels; the agent fits it within the desktop's maximum and
+   * keeps its shape), asked for once the area holds still, and again whenever the input channel (re)opens.
+   */
+  private watchSize(): void {
+    if (typeof ResizeObserver === 'undefined') return;
+    const ro = new ResizeObserver(() => {
+      if (this.resizeTimer) clearTimeout(this.resizeTimer);
+      this.resizeTimer = setTimeout(() => this.sendSize(), RESIZE_DEBOUNCE_MS);
+    });
+    ro.observe(this.target);
+    this.removers.push(() => {
+      ro.disconnect();
+      if (this.resizeTimer) clearTimeout(this.resizeTimer);
+    });
+  }
+
+  private sendSize(force = false): void {
+    const w = Math.round(this.target.clientWidth);
+    const h = Math.round(this.target.clientHeight);
+    const key = `${w}x${h}`;
+    if (!w || !h || (key === this.sentSize && !force) || this.dc?.readyState !== 'open') return;
+    this.sentSize = key;
+    this.dc.send(JSON.stringify({ t: 'size', w, h }));
   }
 
   /** A signaling message from the gateway. */
@@ -81,6 +122,13 @@ export class RtcStream {
     pc.ondatachannel = (e) => {
       if (e.channel.label !== 'input') return;
       this.dc = e.channel;
+      // The first size (and a quality chosen while connecting) go as soon as the channel can carry them.
+      const opened = () => {
+        this.sendSize(true);
+        if (this.quality !== 'auto') this.setQuality(this.quality);
+      };
+      if (e.channel.readyState === 'open') opened();
+      else e.channel.onopen = opened;
       e.channel.onmessage = (m) => {
         try {
           const data = JSON.parse(String(m.data)) as { t?: string; text?: unknown };
@@ -129,8 +177,11 @@ export class RtcStream {
     this.send({ t: 'clip', text });
   }
 
+  /** Captures the mouse for mouse-look (relative motion while locked); keys go to the desktop too. */
   lockPointer(): void {
-    void (this.video.requestPointerLock as () => Promise<void> | void)?.call(this.video);
+    this.video.focus({ preventScroll: true });
+    // Chrome answers with a promise that rejects when the lock is refused (no user gesture, a frame without it).
+    void Promise.resolve((this.video.requestPointerLock as () => Promise<void> | void)?.call(this.video)).catch(() => undefined);
   }
 
   focus(): void {
@@ -188,10 +239,19 @@ export class RtcStream {
       e.preventDefault();
       this.send({ t: 'k', s, d: false });
     });
-    // Leaving the tab mid-chord must not leave Ctrl or a button pressed on the desktop.
-    add('blur', () => {
+    // Leaving the tab mid-chord (Alt+Tab, a click outside the video, another tab) must not leave Ctrl or a
+    // button pressed on the desktop: the agent lets go of everything it holds.
+    const release = () => {
       this.held.clear();
       this.send({ t: 'reset' });
+    };
+    add('blur', release);
+    const onHidden = () => document.visibilityState === 'hidden' && release();
+    window.addEventListener('blur', release);
+    document.addEventListener('visibilitychange', onHidden);
+    this.removers.push(() => {
+      window.removeEventListener('blur', release);
+      document.removeEventListener('visibilitychange', onHidden);
     });
   }
 

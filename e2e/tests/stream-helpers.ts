@@ -1,0 +1,69 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { expect } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { snap, type RunningServer } from '../harness';
+import { api, buyer, connectHref, waitOnline, type Buyer } from './connect-helpers';
+
+/** Shared steps of the WebRTC browser tests (stream-*.test.ts). */
+
+/** A buyer whose machine is online, with its connect tab open and showing the desktop over WebRTC. */
+export async function streamingTab(server: RunningServer, browser: Browser, name: string): Promise<Buyer & { tab: Page }> {
+  const b = await buyer(browser, server.base, name, 'webrtc');
+  await api(server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId });
+  await waitOnline(server.base, b.token, b.machineId);
+  const tab = await b.context.newPage();
+  await tab.goto(connectHref(server.base, b.machineId, b.machineName));
+  await tab.locator('main[data-phase="connected"]').waitFor({ timeout: 60_000 });
+  expect(await tab.getByTestId('transport').innerText()).toBe('WebRTC');
+  await expect.poll(() => videoSize(tab), { timeout: 20_000 }).not.toBe('0x0');
+  return { ...b, tab };
+}
+
+/** The size of the decoded video, e.g. "1280x800" ("0x0" before the first frame). */
+export function videoSize(tab: Page): Promise<string> {
+  return tab.getByTestId('desktop-video').evaluate((el) => {
+    const v = el as HTMLVideoElement;
+    return `${v.videoWidth}x${v.videoHeight}`;
+  });
+}
+
+/** A file in the machine's home folder ('' until it exists). */
+export function readHome(server: RunningServer, machineId: string, name: string): string {
+  try {
+    return readFileSync(path.join(server.dataDir, 'homes', machineId, name), 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Runs a shell line in the desktop's xterm (top left of the desktop) by clicking it and typing; with click false,
+ * types into whatever has the desktop's focus (the pointer stays where it is).
+ */
+export async function runInTerminal(tab: Page, line: string, click = true): Promise<void> {
+  const box = (await tab.getByTestId('desktop-video').boundingBox())!;
+  if (click) await tab.mouse.click(box.x + box.width / 4, box.y + box.height / 4);
+  await tab.keyboard.type(`${line}\n`, { delay: 15 });
+}
+
+/**
+ * Runs a shell line in the xterm that writes `file`, and answers the file's text once it has some. A desktop that
+ * has just come up may not have its terminal focused yet when the first keys arrive: the line is typed again (it
+ * is idempotent) until the file shows up.
+ */
+export async function terminalOutput(server: RunningServer, b: Buyer & { tab: Page }, line: string, file: string, click = true): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    await runInTerminal(b.tab, `rm -f ${file}; ${line} > ${file}.tmp && mv ${file}.tmp ${file}`, click);
+    let text = '';
+    try {
+      await expect.poll(() => (text = readHome(server, b.machineId, file)), { timeout: 10_000 }).not.toBe('');
+      return text;
+    } catch (err) {
+      if (attempt === 3) {
+        await snap(b.tab, `stream-no-${file}`);
+        throw err;
+      }
+    }
+  }
+}

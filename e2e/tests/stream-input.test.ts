@@ -1,0 +1,75 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
+import { streamingTab, terminalOutput } from './stream-helpers';
+
+let server: RunningServer;
+let browser: Browser;
+beforeAll(async () => {
+  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+/** The desktop pointer as `xdotool getmouselocation` prints it inside the machine. */
+function pointerOf(text: string): { x: number; y: number } {
+  const m = /x:(\d+) y:(\d+)/.exec(text);
+  if (!m) throw new Error(`no pointer location in ${JSON.stringify(text)}`);
+  return { x: Number(m[1]), y: Number(m[2]) };
+}
+
+const agentLog = (machineId: string) => {
+  try {
+    return readFileSync(path.join(server.dataDir, 'machines', machineId, 'desktop.log'), 'utf8');
+  } catch {
+    return '';
+  }
+};
+
+it('pointer lock sends relative motion, blur lets go of held keys, the quality setting reaches the encoder and is remembered', async () => {
+  const b = await streamingTab(server, browser, 'Input Tester');
+  const { tab } = b;
+  const video = tab.getByTestId('desktop-video');
+
+  // Where the desktop pointer is before the lock (the click on the terminal put it there).
+  const before = pointerOf(await terminalOutput(server, b, 'xdotool getmouselocation', 'm1.txt'));
+
+  // Lock mouse: the video holds the pointer, and mouse movements arrive as relative motion.
+  await tab.getByRole('button', { name: 'Lock mouse' }).click();
+  await expect.poll(() => tab.evaluate(() => (document.pointerLockElement as HTMLElement | null)?.dataset.testid ?? null)).toBe('desktop-video');
+  const box = (await tab.getByRole('button', { name: 'Lock mouse' }).boundingBox())!;
+  const from = { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+  // Right-drag, as Unreal's mouse look does it: button 3 held while the mouse moves 120 right and 60 down.
+  await tab.mouse.down({ button: 'right' });
+  for (let i = 1; i <= 12; i++) await tab.mouse.move(from.x + i * 10, from.y + i * 5);
+  await tab.mouse.up({ button: 'right' });
+  // Still locked: typed without a click (a click would move the pointer), into the terminal that has the focus.
+  const after = pointerOf(await terminalOutput(server, b, 'xdotool getmouselocation', 'm2.txt', false));
+  // The desktop pointer moved by the mouse's motion (X may accelerate it), right and down, from where it was.
+  expect(after.x - before.x).toBeGreaterThanOrEqual(100);
+  expect(after.y - before.y).toBeGreaterThanOrEqual(50);
+  expect(after.x - before.x).toBeGreaterThan(after.y - before.y);
+  await tab.evaluate(() => document.exitPointerLock());
+  await expect.poll(() => tab.evaluate(() => document.pointerLockElement === null)).toBe(true);
+
+  // Shift held on the desktop, then the focus leaves the video (the key-up never reaches it): nothing stays pressed,
+  // so the next line types in lower case.
+  await video.focus();
+  await tab.keyboard.down('Shift');
+  await tab.getByRole('button', { name: 'Stats' }).focus();
+  await tab.keyboard.up('Shift');
+  expect(await terminalOutput(server, b, 'echo lower-case-after-blur', 'k.txt')).toBe('lower-case-after-blur\n');
+
+  // Quality: Low caps the encoder at 500 kbit/s, and the tab remembers the choice.
+  await tab.getByTestId('video-quality').selectOption('low');
+  await expect.poll(() => agentLog(b.machineId), { timeout: 15_000 }).toContain('video bitrate 500 kbit/s (cap 500)');
+  await tab.reload();
+  await tab.locator('main[data-phase="connected"]').waitFor({ timeout: 60_000 });
+  expect(await tab.getByTestId('video-quality').inputValue()).toBe('low');
+  await snap(tab, 'stream-input-quality-low');
+  await b.context.close();
+}, 240_000);
