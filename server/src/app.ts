@@ -16,7 +16,7 @@ import type { Database } from './db/client';
 import type { Clock } from './lib/clock';
 import type { Ctx } from './context';
 import { HttpError } from './errors';
-import { idTokenAuthenticator } from './http/auth';
+import { registerAuthentication } from './http/auth';
 import { createContext } from './services';
 import { registerModules, registerPages } from './modules/index';
 import { serveWeb } from './web';
@@ -116,8 +116,7 @@ export async function buildApp(deps: AppDeps) {
 
   const ctx = await createContext(deps, app.log);
   app.decorate('ctx', ctx);
-  app.decorateRequest('principal', undefined);
-  app.decorate('authenticate', idTokenAuthenticator((token) => ctx.tokens.verify(token)));
+  registerAuthentication(app, (token) => ctx.tokens.verify(token));
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
   app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
