@@ -3,20 +3,26 @@
  * process's memory (RSS when ready, and its peak VmHWM), for
  *   tsx   `node --import tsx server/src/main.ts` (TypeScript compiled at run time; tsx's cache warm)
  *   node  `node --enable-source-maps server/dist/main.js` (what `npm start` runs now)
- * each on the embedded PGlite, as a first start (empty data dir: migrations, keys) and as a restart on that data.
+ * each as a first start (empty database: migrations, keys) and as a restart on that data; on the embedded PGlite, or
+ * with --pg on a fresh database on DATABASE_URL's server (which isolates the loader from PGlite's own start-up).
  *
- *   npm run bench:startup [runs (default 5)]
+ *   npm run bench:startup [runs (default 5)] [--pg]
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { buildServerOnce, freePort, SERVER_COMMAND } from '../e2e/harness';
 import { fmtBytes, fmtMs, percentile, ratio } from './stats';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const RUNS = Number(process.argv[2] ?? 5);
+const ARGS = process.argv.slice(2);
+const RUNS = Number(ARGS.find((a) => /^\d+$/.test(a)) ?? 5);
+const PG = ARGS.includes('--pg') ? process.env.DATABASE_URL : undefined;
+if (ARGS.includes('--pg') && !PG) throw new Error('--pg needs DATABASE_URL');
 const VARIANTS = {
   tsx: [process.execPath, '--import', 'tsx', path.join(ROOT, 'server/src/main.ts')],
   node: [...SERVER_COMMAND],
@@ -30,10 +36,11 @@ interface Start {
 }
 
 /** Spawns one server on `dataDir`, waits for /readyz, reads its memory, stops it with SIGTERM. */
-async function startOnce(variant: Variant, dataDir: string): Promise<Start> {
+async function startOnce(variant: Variant, dataDir: string, databaseUrl?: string): Promise<Start> {
   const port = await freePort();
   const env: Record<string, string> = { ...(process.env as Record<string, string>), PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
   delete env.DATABASE_URL;
+  if (databaseUrl) env.DATABASE_URL = databaseUrl;
   const [cmd, ...args] = VARIANTS[variant];
   const started = performance.now();
   const proc = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -58,16 +65,35 @@ async function startOnce(variant: Variant, dataDir: string): Promise<Start> {
   }
 }
 
-/** A first start on an empty data dir, then a restart on the same data. */
+/** A first start on an empty data dir (and database), then a restart on the same data. */
 async function run(variant: Variant): Promise<{ first: Start; restart: Start }> {
   const dataDir = mkdtempSync(path.join(tmpdir(), `hd-bench-startup-${variant}-`));
+  const db = PG ? await freshPgDatabase(PG) : undefined;
   try {
-    const first = await startOnce(variant, dataDir);
-    const restart = await startOnce(variant, dataDir);
+    const first = await startOnce(variant, dataDir, db?.url);
+    const restart = await startOnce(variant, dataDir, db?.url);
     return { first, restart };
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
+    await db?.drop();
   }
+}
+
+async function freshPgDatabase(url: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `hd_bench_startup_${randomBytes(5).toString('hex')}`;
+  const admin = async (q: string) => {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      await c.query(q);
+    } finally {
+      await c.end();
+    }
+  };
+  await admin(`create database ${name}`);
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return { url: u.toString(), drop: () => admin(`drop database if exists ${name} with (force)`) };
 }
 
 async function main() {
@@ -86,12 +112,12 @@ async function main() {
     const ms = results[v].map((r) => r[kind].readyMs);
     return `${fmtMs(Math.min(...ms))}–${fmtMs(Math.max(...ms))}`;
   };
-  console.log(`\nServer start-up on PGlite, ${RUNS} runs each (median; ready = spawn → /readyz answers 200)\n`);
+  console.log(`\nServer start-up on ${PG ? 'PostgreSQL' : 'PGlite'}, ${RUNS} runs each (median; ready = spawn → /readyz answers 200)\n`);
   console.log('| start | runner | ready (median) | ready (min–max) | RSS when ready | peak RSS |');
   console.log('|---|---|---|---|---|---|');
   for (const kind of ['first', 'restart'] as const) {
     for (const v of ['tsx', 'node'] as const) {
-      const label = kind === 'first' ? 'first (empty data dir)' : 'restart';
+      const label = kind === 'first' ? 'first (empty database)' : 'restart';
       console.log(`| ${label} | ${v} | ${fmtMs(med(v, kind, 'readyMs'))} | ${range(v, kind)} | ${fmtBytes(med(v, kind, 'rss'))} | ${fmtBytes(med(v, kind, 'peak'))} |`);
     }
   }

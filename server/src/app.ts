@@ -15,7 +15,7 @@ import type { Database } from './db/client';
 import type { Clock } from './lib/clock';
 import type { Ctx } from './context';
 import { HttpError } from './errors';
-import { idTokenAuthenticator } from './http/auth';
+import { registerAuthentication } from './http/auth';
 import { createContext } from './services';
 import { registerModules, registerPages } from './modules/index';
 import { observeHttp } from './modules/metrics/routes';
@@ -126,8 +126,7 @@ export async function buildApp(deps: AppDeps) {
 
   app.addHook('onResponse', observeHttp);
 
-  app.decorateRequest('principal', undefined);
-  app.decorate('authenticate', idTokenAuthenticator((token) => ctx.tokens.verify(token)));
+  registerAuthentication(app, (token) => ctx.tokens.verify(token));
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
   app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {

@@ -32,7 +32,7 @@ describe('shutdown always finishes', () => {
     await traffic.stop();
     expect(exit).toMatchObject({ code: 0, signal: null });
     expect(exit.ms).toBeLessThan(10_000);
-  }, 120_000);
+  }, 240_000);
 
   it('exits within 10 s of SIGTERM under load after the reader closed its stdout', async () => {
     srv = await startServer({ LOG_LEVEL: 'info' }, { readStdout: false });
@@ -47,7 +47,7 @@ describe('shutdown always finishes', () => {
     await traffic.stop();
     expect(exit).toMatchObject({ code: 0, signal: null });
     expect(exit.ms).toBeLessThan(10_000);
-  }, 120_000);
+  }, 240_000);
 });
 
 /** Requests in `workers` parallel loops (each answer logged twice by the server) until stop(); failures counted. */

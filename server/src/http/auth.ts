@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Unauthorized } from '../errors';
 import type { Principal } from '../lib/principal';
 
@@ -22,12 +22,16 @@ export function principalOf(req: FastifyRequest): Principal {
   return req.principal;
 }
 
-/** The `authenticate` preHandler: verifies the `idtoken` header with `verify` and sets request.principal. */
-export function idTokenAuthenticator(verify: (token: string) => Promise<Principal>) {
-  return async (req: FastifyRequest): Promise<void> => {
+/**
+ * Adds `request.principal` and the `authenticate` preHandler: it requires an `idtoken` header, verifies it with
+ * `verify` (identity's self-contained ES256 check, no database read) and sets request.principal.
+ */
+export function registerAuthentication(app: FastifyInstance, verify: (token: string) => Promise<Principal>): void {
+  app.decorateRequest('principal', undefined);
+  app.decorate('authenticate', async (req: FastifyRequest): Promise<void> => {
     const header = req.headers.idtoken;
     const token = Array.isArray(header) ? header[0] : header;
     if (!token) throw new Unauthorized('Sign in to continue.', 'auth/no-token');
     req.principal = await verify(token);
-  };
+  });
 }
