@@ -78,6 +78,10 @@ export async function runAdmin(args: string[], database: Database, now = new Dat
   switch (c.cmd) {
     case 'grant':
     case 'revoke': {
+      const before = await findUserByEmail(db, c.email);
+      if (before && before[c.claim] === (c.cmd === 'grant')) {
+        return [`${before.email} ${c.cmd === 'grant' ? 'already has' : 'does not have'} the ${c.claim} claim; nothing changed.`];
+      }
       const row = await setClaim(db, c.email, c.claim, c.cmd === 'grant');
       if (!row) throw new CliError(`No user with the e-mail ${normalizeEmail(c.email)}.`);
       const verb = c.cmd === 'grant' ? 'now has' : 'no longer has';
