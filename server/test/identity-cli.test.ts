@@ -85,7 +85,9 @@ describe('operator commands against a running server', () => {
     expect(refreshed.body.user.instructor).toBe(true);
     expect(decodeJwt(refreshed.body.accessToken).instructor).toBe(true);
 
+    expect(await runAdmin(['grant', u.email, 'instructor'], s.database)).toEqual([`${u.email} already has the instructor claim; nothing changed.`]);
     await runAdmin(['revoke', u.email, 'instructor'], s.database);
+    expect(await runAdmin(['revoke', u.email, 'instructor'], s.database)).toEqual([`${u.email} does not have the instructor claim; nothing changed.`]);
     const cookie = /hd_session=([^;]+)/.exec(refreshed.headers.getSetCookie().join())![1]!;
     const again = await s.call('POST', '/v1/auth/refresh', { headers: withCookie(decodeURIComponent(cookie)) });
     expect(decodeJwt(again.body.accessToken).instructor).toBe(false);

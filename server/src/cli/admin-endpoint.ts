@@ -4,7 +4,7 @@ import { renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Database } from '../db/client';
 import { ADMIN_SECRET_FILE } from '../lib/datadir-lock';
-import { CliError, runAdmin } from './admin';
+import { CliError, runAdmin } from './commands';
 
 const MAX_BODY = 16 * 1024;
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 
 /**
  * PGlite is single-process: two processes writing one `DATA_DIR/pglite` corrupt it. Whoever opens it (the server, or
- * the admin CLI when no server runs) first holds `DATA_DIR/hyperdesk.lock`, created with O_EXCL and naming its pid
+ * the admin CLI when no server runs) first holds `DATA_DIR/hyperdesk.lock`, created exclusively and naming its pid
  * (and the pid's start time, so a recycled pid is not mistaken for the holder). A lock whose holder is gone is stale
  * and taken over. The server adds where its admin endpoint listens; the CLI sends its commands there.
  */
@@ -47,6 +47,7 @@ export function processStartTime(pid: number): string | null {
 
 /** True while the process that wrote `info` still runs (same pid, same start time). */
 export function isAlive(info: Pick<LockInfo, 'pid' | 'startTime'>): boolean {
+  if (!Number.isInteger(info.pid) || info.pid <= 0) return false; // kill(0 or -1, …) would address a process group
   try {
     process.kill(info.pid, 0);
   } catch (err) {
@@ -74,16 +75,22 @@ export function tryAcquire(dataDir: string, role: LockInfo['role']): AcquireResu
   const file = lockPath(dataDir);
   const info: LockInfo = { pid: process.pid, startTime: processStartTime(process.pid), role, since: new Date().toISOString() };
   for (let attempt = 0; attempt < 5; attempt++) {
+    // Written in full under a private name, then linked into place: link(2) fails if the lock exists, like O_EXCL,
+    // and nobody ever sees a half-written lock (so an unreadable one really is debris).
+    const tmp = `${file}.new-${process.pid}-${randomBytes(4).toString('hex')}`;
+    const fd = openSync(tmp, 'wx', 0o600);
     try {
-      const fd = openSync(file, 'wx', 0o600);
-      try {
-        writeSync(fd, JSON.stringify(info));
-      } finally {
-        closeSync(fd);
-      }
+      writeSync(fd, JSON.stringify(info));
+    } finally {
+      closeSync(fd);
+    }
+    try {
+      linkSync(tmp, file);
       return { ok: true, lock: held(file, info) };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    } finally {
+      unlinkSync(tmp);
     }
     const holder = readLock(dataDir);
     if (!holder) continue;

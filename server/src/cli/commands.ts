@@ -1,0 +1,145 @@
+/**
+ * The operator commands (`npm run admin -- <command>`), free of side effects on import: the CLI (./admin.ts) runs
+ * them on its own database connection, the running server's admin endpoint (./admin-endpoint.ts) on its own.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { and, asc, eq, isNull } from 'drizzle-orm';
+import type { Database, Db } from '../db/client';
+import { machines, users } from '../db/schema/index';
+import { adjust, verifyLedger } from '../modules/ledger/service';
+import { CLAIMS, findUserByEmail, insertUser, isValidEmail, listUsers, normalizeEmail, setClaim, type Claim } from '../modules/identity/users';
+
+export const USAGE = `Usage: npm run admin -- <command>
+  grant <email> instructor|admin
+  revoke <email> instructor|admin
+  list
+  create-admin <email> <name>
+  verify-ledger
+  adjust-hours <email|machine-id> <+minutes|-minutes> "<reason>"`;
+
+export class CliError extends Error {}
+
+const isClaim = (s: string | undefined): s is Claim => CLAIMS.includes(s as Claim);
+
+export type Command =
+  | { cmd: 'grant' | 'revoke'; email: string; claim: Claim }
+  | { cmd: 'list' }
+  | { cmd: 'create-admin'; email: string; name: string }
+  | { cmd: 'verify-ledger' }
+  | { cmd: 'adjust-hours'; target: string; minutes: number; reason: string };
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** An adjustment is a correction, not a sale: at most a year of minutes either way. */
+const MAX_ADJUST_MINUTES = 366 * 24 * 60;
+
+/** Checks the arguments before any database is opened. */
+export function parseCommand(args: string[]): Command {
+  const [cmd, ...rest] = args;
+  if ((cmd === 'grant' || cmd === 'revoke') && rest.length === 2 && isClaim(rest[1])) return { cmd, email: rest[0]!, claim: rest[1] };
+  if ((cmd === 'list' || cmd === 'verify-ledger') && rest.length === 0) return { cmd };
+  if (cmd === 'create-admin' && rest.length >= 2) {
+    const email = normalizeEmail(rest[0]!);
+    const name = rest.slice(1).join(' ').trim();
+    if (!isValidEmail(email)) throw new CliError(`${rest[0]} is not a valid e-mail address.`);
+    if (name) return { cmd, email, name };
+  }
+  if (cmd === 'adjust-hours' && rest.length >= 3) {
+    const [target, amount] = rest as [string, string];
+    const reason = rest.slice(2).join(' ').trim();
+    if (!/^[+-]?\d{1,7}$/.test(amount) || Number(amount) === 0 || Math.abs(Number(amount)) > MAX_ADJUST_MINUTES) {
+      throw new CliError(`${amount} is not a number of minutes: use e.g. +90 or -30 (non-zero, at most ${MAX_ADJUST_MINUTES}).`);
+    }
+    if (!UUID.test(target) && !isValidEmail(normalizeEmail(target))) throw new CliError(`${target} is neither an e-mail address nor a machine id.`);
+    if (reason.length > 500) throw new CliError('The reason is too long (500 characters at most).');
+    if (reason) return { cmd, target: UUID.test(target) ? target.toLowerCase() : normalizeEmail(target), minutes: Number(amount), reason };
+  }
+  throw new CliError(USAGE);
+}
+
+/** Runs one command and returns the lines to print; throws CliError for a usage or lookup problem. */
+export async function runAdmin(args: string[], database: Database, now = new Date()): Promise<string[]> {
+  const c = parseCommand(args);
+  const db = database.db;
+  switch (c.cmd) {
+    case 'grant':
+    case 'revoke': {
+      const before = await findUserByEmail(db, c.email);
+      if (before && before[c.claim] === (c.cmd === 'grant')) {
+        return [`${before.email} ${c.cmd === 'grant' ? 'already has' : 'does not have'} the ${c.claim} claim; nothing changed.`];
+      }
+      const row = await setClaim(db, c.email, c.claim, c.cmd === 'grant');
+      if (!row) throw new CliError(`No user with the e-mail ${normalizeEmail(c.email)}.`);
+      const verb = c.cmd === 'grant' ? 'now has' : 'no longer has';
+      return [`${row.email} ${verb} the ${c.claim} claim (it applies from the user's next token refresh).`];
+    }
+    case 'list': {
+      const rows = await listUsers(db);
+      if (!rows.length) return ['No users yet.'];
+      const width = Math.max(5, ...rows.map((r) => r.email.length));
+      return [
+        `${'EMAIL'.padEnd(width)}  CLAIMS             CREATED     NAME`,
+        ...rows.map((r) => {
+          const claims = CLAIMS.filter((k) => r[k]).join(',') || '-';
+          return `${r.email.padEnd(width)}  ${claims.padEnd(17)}  ${r.createdAt.toISOString().slice(0, 10)}  ${r.displayName}`;
+        }),
+        `${rows.length} user${rows.length === 1 ? '' : 's'}`,
+      ];
+    }
+    case 'verify-ledger': {
+      const bad = await verifyLedger(db);
+      if (!bad.length) return ['Ledger OK: every lot remainder equals its credit plus its debits, expiries and adjustments.'];
+      throw new CliError(
+        [`${bad.length} lot${bad.length === 1 ? '' : 's'} disagree with the ledger:`, ...bad.map((b) => `lot ${b.lotId} machine ${b.machineId}: remaining ${b.remaining ?? 'missing'}, ledger says ${b.expected}`)].join('\n'),
+      );
+    }
+    case 'create-admin': {
+      const password = randomBytes(12).toString('base64url');
+      const created = await insertUser(db, { email: c.email, displayName: c.name, password, admin: true, verified: true, now });
+      if (created) return [`Created admin ${created.email}.`, `Password: ${password}`, 'Change it after the first login.'];
+      const row = await setClaim(db, c.email, 'admin', true);
+      return [`${row!.email} already had an account; it now has the admin claim.`];
+    }
+    case 'adjust-hours':
+      return adjustHours(db, c);
+  }
+}
+
+/** adjust-hours: finds the machine (by id, or the user's only machine of their own), writes the adjustment, reports. */
+async function adjustHours(db: Db, c: Extract<Command, { cmd: 'adjust-hours' }>): Promise<string[]> {
+  let machine: { id: string; name: string } | undefined;
+  if (UUID.test(c.target)) {
+    [machine] = await db.select({ id: machines.id, name: machines.name }).from(machines).where(eq(machines.id, c.target));
+    if (!machine) throw new CliError(`No machine ${c.target}.`);
+  } else {
+    const user = await findUserByEmail(db, c.target);
+    if (!user) throw new CliError(`No user with the e-mail ${c.target}.`);
+    const own = await db
+      .select({ id: machines.id, name: machines.name })
+      .from(machines)
+      .where(and(eq(machines.ownerUserId, user.id), isNull(machines.courseId)))
+      .orderBy(asc(machines.createdAt));
+    if (own.length === 0) throw new CliError(`${user.email} has no machine of their own; pass a course machine's id instead.`);
+    if (own.length > 1) {
+      throw new CliError([`${user.email} has ${own.length} machines; pass the id of one:`, ...own.map((m) => `  ${m.id}  ${m.name}`)].join('\n'));
+    }
+    machine = own[0]!;
+  }
+  const target = machine;
+  const result = await db
+    .transaction((tx) => adjust(tx, { machineId: target.id, minutes: c.minutes, reason: c.reason, key: `admin-cli:${randomUUID()}` }))
+    .catch((err: unknown) => {
+      if (err instanceof RangeError) throw new CliError(`Nothing changed: ${err.message}.`);
+      throw err;
+    });
+  const [owner] = await db
+    .select({ email: users.email })
+    .from(machines)
+    .innerJoin(users, eq(users.id, machines.ownerUserId))
+    .where(eq(machines.id, target.id));
+  const verb = c.minutes > 0 ? `Added ${c.minutes}` : `Took ${-c.minutes}`;
+  const whose = owner ? `, ${owner.email}` : '';
+  return [
+    `${verb} minute${Math.abs(c.minutes) === 1 ? '' : 's'} ${c.minutes > 0 ? 'to' : 'from'} machine ${target.id} (${target.name}${whose}): ` +
+      `${result.remainingMinutes - c.minutes} → ${result.remainingMinutes} minutes left. Ledger entry: adjustment, reason "${c.reason}".`,
+  ];
+}
