@@ -67,7 +67,7 @@ export async function listFleet(q: Queryable, o: { after?: string; limit: number
   let search = sql`true`;
   if (text && UUID_RE.test(text)) search = sql`(m.id = ${text}::uuid or m.course_id = ${text}::uuid or m.owner_user_id = ${text}::uuid)`;
   else if (text) {
-    const byUser = await userIdFilter(q, likeOf(text));
+    const byUser = await userIdFilter(q, text);
     search = sql`(${byUser(sql`m.owner_user_id`)} or ${byUser(sql`c.owner_user_id`)} or m.name ilike ${likeOf(text)})`;
   }
   const where = sql`${STATE[o.state]} and ${search} and ${beforeTimeId(sql`m.created_at`, sql`m.id`, c)}`;

@@ -26,7 +26,7 @@ async function searchBy(q: Queryable, text: string | undefined, o: { ids: SQL[];
   if (!text) return sql`true`;
   if (UUID_RE.test(text)) return sql`(${sql.join(o.ids.map((c) => sql`${c} = ${text}::uuid`), sql` or `)})`;
   const like = likeOf(text);
-  const byUser = o.userCols?.length ? await userIdFilter(q, like) : null;
+  const byUser = o.userCols?.length ? await userIdFilter(q, text) : null;
   const terms = [
     ...(o.userCols ?? []).map((c) => byUser!(c)),
     ...(o.textCols ?? []).map((c) => sql`${c} ilike ${like}`),
