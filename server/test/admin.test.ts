@@ -43,6 +43,13 @@ async function forgedToken(uid: string, email: string): Promise<string> {
     .sign(privateKey);
 }
 
+/** The same claims with no signature at all (`alg: none`). */
+function unsignedToken(uid: string, email: string): string {
+  const part = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const now = Math.floor(Date.now() / 1000);
+  return `${part({ alg: 'none', typ: 'JWT' })}.${part({ sub: uid, email, admin: true, iss: 'hyperdesk', aud: 'hyperdesk', iat: now, exp: now + 600 })}.`;
+}
+
 describe('operator console API', () => {
   let s: TestServer;
   let admin: Awaited<ReturnType<typeof createUser>>;
@@ -67,6 +74,7 @@ describe('operator console API', () => {
     for (const [method, path, body] of CALLS) {
       expect((await s.call(method, path, { body })).status, `${method} ${path} anonymous`).toBe(401);
       expect((await s.call(method, path, { body, token: forged })).status, `${method} ${path} forged`).toBe(401);
+      expect((await s.call(method, path, { body, token: unsignedToken(user.row.id, user.email) })).status, `${method} ${path} unsigned`).toBe(401);
       const plain = await s.call(method, path, { body, token: user.token });
       expect(plain.status, `${method} ${path} non-admin`).toBe(403);
       expect(plain.body.code).toBe('admin/forbidden');
@@ -150,6 +158,9 @@ describe('operator console API', () => {
     expect(sessionCookie(again.headers)).toBeTruthy();
     const audit = await as(admin.token).get(`/v1/admin/audit?q=${user.row.id}`);
     expect(audit.body.items.map((e: { action: string }) => e.action)).toEqual(['user.enable', 'user.disable']);
+    // The log is searchable by the target user's e-mail too.
+    const byEmail = await as(admin.token).get(`/v1/admin/audit?q=${encodeURIComponent(user.email)}`);
+    expect(byEmail.body.items.map((e: { targetId: string }) => e.targetId)).toEqual([user.row.id, user.row.id]);
     expect(audit.body.items[1].after).toMatchObject({ disabled: true, sessionsRevoked: 1, machinesStopped: 3 });
   });
 

@@ -35,7 +35,7 @@ export async function recordAudit(q: Queryable, actor: Principal, r: AuditRecord
 
 type Row = { id: string | number; k: string; at: unknown; actor_id: string; actor_email: string; action: string; target_type: string; target_id: string; before: unknown; after: unknown };
 
-/** Newest first; `q` matches the actor's e-mail, the action or the target id. */
+/** Newest first; `q` matches the actor's e-mail, the action, the target id or a target user's e-mail. */
 export async function listAudit(q: Queryable, o: { after?: string; limit: number; q?: string }): Promise<AuditPage> {
   const c = decodeCursor(o.after);
   if (c && !/^\d{1,18}$/.test(c[1])) throw new BadRequest('Invalid page cursor.', 'admin/bad-cursor');
@@ -43,7 +43,7 @@ export async function listAudit(q: Queryable, o: { after?: string; limit: number
   const res = await q.execute(sql`
     select id, id::text as k, at, actor_id, actor_email, action, target_type, target_id, before, after from admin_audit
     where ${c ? sql`id < ${c[1]}::bigint` : sql`true`}
-      and ${like ? sql`(actor_email ilike ${like} or action ilike ${like} or target_id ilike ${like})` : sql`true`}
+      and ${like ? sql`(actor_email ilike ${like} or action ilike ${like} or target_id ilike ${like} or before->>'email' ilike ${like})` : sql`true`}
     order by id desc limit ${o.limit + 1}`);
   return pageOf(res.rows as Row[], o.limit, (r): AuditEntry => ({
     id: String(r.id),

@@ -1,4 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
+import type { Queryable } from '../../db/client';
 import { BadRequest } from '../../errors';
 
 /**
@@ -37,8 +38,32 @@ export function pageOf<R extends { k: string; id: string | number }, T>(rows: R[
 /** `%q%` for ILIKE with the wildcards in q escaped. */
 export const likeOf = (q: string) => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
-/** Ids of the users whose e-mail or name contains the search text (trigram indexes, migration 0700). */
-export const usersMatching = (like: string): SQL => sql`(select id from users where email ilike ${like} or display_name ilike ${like})`;
+const USER_IDS_INLINE = 500;
+
+/**
+ * Users whose e-mail or name contains `text`. E-mails are stored lower-case, so they take a plain LIKE (cheaper
+ * than ILIKE); a text with an @ can only be part of an e-mail, so names are not searched then.
+ */
+export function userMatch(text: string, email: SQL, name: SQL): SQL {
+  const byEmail = sql`${email} like ${likeOf(text.toLowerCase())}`;
+  return text.includes('@') ? byEmail : sql`(${byEmail} or ${name} ilike ${likeOf(text)})`;
+}
+
+/**
+ * A filter "column holds the id of a user whose e-mail or name contains `like`". The users are looked up first
+ * (trigram indexes, migration 0700); up to 500 ids go into the list query as constants, so the planner can use the
+ * column's index (a sub-select ORed with other terms would scan the list's table instead). More matches than
+ * that: the sub-select.
+ */
+export async function userIdFilter(q: Queryable, text: string): Promise<(col: SQL) => SQL> {
+  const match = userMatch(text, sql`email`, sql`display_name`);
+  const res = await q.execute(sql`select id from users where ${match} limit ${USER_IDS_INLINE + 1}`);
+  const ids = (res.rows as { id: string }[]).map((r) => r.id);
+  if (ids.length > USER_IDS_INLINE) return (col) => sql`${col} in (select id from users where ${match})`;
+  if (!ids.length) return () => sql`false`;
+  const list = sql.join(ids.map((id) => sql`${id}::uuid`), sql`, `);
+  return (col) => sql`${col} in (${list})`;
+}
 
 export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

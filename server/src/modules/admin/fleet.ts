@@ -2,7 +2,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { AdminMachine, AdminMachinePage, FleetState } from '@hyperdesk/contract';
 import type { Queryable } from '../../db/client';
 import { liveLotsOf } from '../ledger/service';
-import { beforeTimeId, decodeCursor, iso, isoOrNull, likeOf, pageOf, usersMatching, UUID_RE } from './cursor';
+import { beforeTimeId, decodeCursor, iso, isoOrNull, likeOf, pageOf, userIdFilter, UUID_RE } from './cursor';
 
 type Row = {
   id: string;
@@ -64,11 +64,12 @@ const select = (where: SQL, now: Date, tail: SQL = sql``) => sql`
 export async function listFleet(q: Queryable, o: { after?: string; limit: number; q?: string; state: FleetState }, now: Date): Promise<AdminMachinePage> {
   const c = decodeCursor(o.after);
   const text = o.q;
-  const search = text
-    ? UUID_RE.test(text)
-      ? sql`(m.id = ${text}::uuid or m.course_id = ${text}::uuid or m.owner_user_id = ${text}::uuid)`
-      : sql`(m.owner_user_id in ${usersMatching(likeOf(text))} or c.owner_user_id in ${usersMatching(likeOf(text))} or m.name ilike ${likeOf(text)})`
-    : sql`true`;
+  let search = sql`true`;
+  if (text && UUID_RE.test(text)) search = sql`(m.id = ${text}::uuid or m.course_id = ${text}::uuid or m.owner_user_id = ${text}::uuid)`;
+  else if (text) {
+    const byUser = await userIdFilter(q, text);
+    search = sql`(${byUser(sql`m.owner_user_id`)} or ${byUser(sql`c.owner_user_id`)} or m.name ilike ${likeOf(text)})`;
+  }
   const where = sql`${STATE[o.state]} and ${search} and ${beforeTimeId(sql`m.created_at`, sql`m.id`, c)}`;
   const res = await q.execute(select(where, now, sql`order by m.created_at desc, m.id desc limit ${o.limit + 1}`));
   return pageOf(res.rows as Row[], o.limit, toMachine);

@@ -13,7 +13,7 @@ import type {
 } from '@hyperdesk/contract';
 import type { Queryable } from '../../db/client';
 import { MAX_ATTEMPTS } from '../mail/service';
-import { beforeTimeId, decodeCursor, iso, isoOrNull, likeOf, pageOf, usersMatching, UUID_RE } from './cursor';
+import { beforeTimeId, decodeCursor, iso, isoOrNull, likeOf, pageOf, userIdFilter, UUID_RE } from './cursor';
 
 type ListOpts = { after?: string; limit: number; q?: string };
 const rowsOf = async <T>(q: Queryable, query: SQL) => (await q.execute(query)).rows as T[];
@@ -22,12 +22,13 @@ const rowsOf = async <T>(q: Queryable, query: SQL) => (await q.execute(query)).r
  * `q` as an exact id when it is a uuid; else the rows of users whose e-mail or name contains it (`userCols`, through
  * the users' trigram indexes), rows whose small text columns contain it, or whose `exactCols` equal it.
  */
-function searchBy(text: string | undefined, o: { ids: SQL[]; userCols?: SQL[]; textCols?: SQL[]; exactCols?: SQL[] }): SQL {
+async function searchBy(q: Queryable, text: string | undefined, o: { ids: SQL[]; userCols?: SQL[]; textCols?: SQL[]; exactCols?: SQL[] }): Promise<SQL> {
   if (!text) return sql`true`;
   if (UUID_RE.test(text)) return sql`(${sql.join(o.ids.map((c) => sql`${c} = ${text}::uuid`), sql` or `)})`;
   const like = likeOf(text);
+  const byUser = o.userCols?.length ? await userIdFilter(q, text) : null;
   const terms = [
-    ...(o.userCols ?? []).map((c) => sql`${c} in ${usersMatching(like)}`),
+    ...(o.userCols ?? []).map((c) => byUser!(c)),
     ...(o.textCols ?? []).map((c) => sql`${c} ilike ${like}`),
     ...(o.exactCols ?? []).map((c) => sql`${c} = ${text}`),
   ];
@@ -68,7 +69,7 @@ const selectOrders = (where: SQL, tail: SQL = sql``) => sql`
 export async function listOrders(q: Queryable, o: OrdersQuery): Promise<AdminOrderPage> {
   const c = decodeCursor(o.after);
   const status = o.status === 'all' ? sql`true` : sql`o.status = ${o.status}`;
-  const search = searchBy(o.q, { ids: [sql`o.id`, sql`o.user_id`, sql`o.machine_id`, sql`o.course_id`], userCols: [sql`o.user_id`], exactCols: [sql`o.provider_session_id`] });
+  const search = await searchBy(q, o.q, { ids: [sql`o.id`, sql`o.user_id`, sql`o.machine_id`, sql`o.course_id`], userCols: [sql`o.user_id`], exactCols: [sql`o.provider_session_id`] });
   const rows = await rowsOf<OrderRow>(
     q,
     selectOrders(sql`${status} and ${search} and ${beforeTimeId(sql`o.created_at`, sql`o.id`, c)}`, sql`order by o.created_at desc, o.id desc limit ${o.limit + 1}`),
@@ -91,7 +92,7 @@ type CourseRow = {
 /** Newest first; `q`: the course name, the instructor's e-mail, or a course id. */
 export async function listCourses(q: Queryable, o: ListOpts): Promise<AdminCoursePage> {
   const c = decodeCursor(o.after);
-  const search = searchBy(o.q, { ids: [sql`c.id`, sql`c.owner_user_id`], userCols: [sql`c.owner_user_id`], textCols: [sql`c.name`] });
+  const search = await searchBy(q, o.q, { ids: [sql`c.id`, sql`c.owner_user_id`], userCols: [sql`c.owner_user_id`], textCols: [sql`c.name`] });
   const rows = await rowsOf<CourseRow>(q, sql`
     select c.id, c.created_at::text as k, c.name, c.owner_user_id, u.email as instructor_email, u.display_name as instructor_name,
       c.region, c.platform, c.start_at, c.end_at, c.vms, c.hours_per_machine,
@@ -134,7 +135,7 @@ function deliveryOf(r: MessageRow): AdminMessage['delivery'] {
 export async function listMessages(q: Queryable, o: MessagesQuery): Promise<AdminMessagePage> {
   const c = decodeCursor(o.after);
   const source = o.source === 'all' ? sql`true` : sql`m.source = ${o.source}`;
-  const search = searchBy(o.q, { ids: [sql`m.id`, sql`m.user_id`], textCols: [sql`m.email`, sql`m.name`, sql`m.query`] });
+  const search = await searchBy(q, o.q, { ids: [sql`m.id`, sql`m.user_id`], textCols: [sql`m.email`, sql`m.name`, sql`m.query`] });
   const rows = await rowsOf<MessageRow>(q, sql`
     select m.id, m.created_at::text as k, m.source, m.name, m.email, m.query, m.recipient, m.user_id, m.created_at,
       mo.id as mail_id, mo.sent_at, mo.attempts, mo.last_error
@@ -164,7 +165,7 @@ type AdjustmentRow = {
 /** Ledger `adjustment` rows, newest first; `q`: the owner's e-mail, the machine's name, or a machine id. */
 export async function listAdjustments(q: Queryable, o: ListOpts): Promise<AdminAdjustmentPage> {
   const c = decodeCursor(o.after);
-  const search = searchBy(o.q, { ids: [sql`e.machine_id`], userCols: [sql`m.owner_user_id`], textCols: [sql`m.name`, sql`e.note`] });
+  const search = await searchBy(q, o.q, { ids: [sql`e.machine_id`], userCols: [sql`m.owner_user_id`], textCols: [sql`m.name`, sql`e.note`] });
   const rows = await rowsOf<AdjustmentRow>(q, sql`
     select e.id, e.created_at::text as k, e.machine_id, m.name as machine_name, u.email as owner_email, e.minutes, e.note, e.created_at
     from ledger_entries e join machines m on m.id = e.machine_id left join users u on u.id = m.owner_user_id

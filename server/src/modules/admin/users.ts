@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { AdminUser, AdminUserPage } from '@hyperdesk/contract';
 import type { Queryable } from '../../db/client';
-import { decodeCursor, iso, isoOrNull, likeOf, pageOf } from './cursor';
+import { decodeCursor, iso, isoOrNull, pageOf, userMatch } from './cursor';
 
 type Row = {
   id: string;
@@ -36,8 +36,7 @@ const select = (where: SQL, now: Date, tail: SQL = sql``) => sql`
 /** Sorted by e-mail (the unique index), so a page is an index range; `q` matches e-mail or name. */
 export async function listUsers(q: Queryable, o: { after?: string; limit: number; q?: string }, now: Date): Promise<AdminUserPage> {
   const c = decodeCursor(o.after);
-  const like = o.q ? likeOf(o.q) : null;
-  const where = sql`${c ? sql`u.email > ${c[0]}` : sql`true`} and ${like ? sql`(u.email ilike ${like} or u.display_name ilike ${like})` : sql`true`}`;
+  const where = sql`${c ? sql`u.email > ${c[0]}` : sql`true`} and ${o.q ? userMatch(o.q, sql`u.email`, sql`u.display_name`) : sql`true`}`;
   const res = await q.execute(select(where, now, sql`order by u.email limit ${o.limit + 1}`));
   return pageOf(res.rows as Row[], o.limit, toAdminUser);
 }
