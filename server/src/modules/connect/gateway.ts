@@ -62,12 +62,12 @@ export function createGateway(deps: ConnectDeps) {
   const live = new Map<string, LiveSession>();
 
   /**
-   * The user as access checks need them; null when the account is gone or its password changed after `since`
+   * The user as access checks need them; null when the account is gone or disabled, or its password changed after `since`
    * (a change or reset revokes every sign-in, and an open desktop session is one of them).
    */
   async function principalOf(userId: string, since: Date): Promise<Principal | null> {
     const [u] = await deps.db.select().from(users).where(eq(users.id, userId)).limit(1);
-    if (!u || u.passwordChangedAt.getTime() > since.getTime()) return null;
+    if (!u || u.disabledAt || u.passwordChangedAt.getTime() > since.getTime()) return null;
     return { uid: u.id, email: u.email, name: u.displayName, instructor: u.instructor, admin: u.admin, emailVerified: !!u.emailVerifiedAt };
   }
 

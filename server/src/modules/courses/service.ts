@@ -11,6 +11,7 @@ import type { Clock } from '../../lib/clock';
 import type { Job } from '../../lib/jobs';
 import type { Principal } from '../identity/tokens';
 import { INVITE_VERIFY_TTL_MS, issueVerificationLink } from '../identity/verification';
+import { accountActive } from '../identity/users';
 import type { Mailer, OutgoingMail } from '../mail/service';
 import type { Ledger } from '../ledger/service';
 import type { Machines } from '../machines/service';
@@ -215,6 +216,7 @@ export function createCoursesService(deps: CoursesDeps) {
       const status = await db.transaction(async (tx) => {
         // The course row lock serializes Start All / Stop All of one course (parallel clicks ask for one start).
         const course = await ownCourse(tx, principal, courseId, true);
+        if (!(await accountActive(tx, principal.uid))) throw new NotFound('Course not found.');
         if (now < course.startAt) throw new Conflict(COURSE_NOT_STARTED, 'course-not-started');
         if (now >= course.endAt) throw new Conflict(COURSE_ENDED, 'course-ended');
         const rows = await tx

@@ -75,3 +75,12 @@ export function toUser(row: UserRow): User {
 export function toPrincipal(row: UserRow): Principal {
   return { uid: row.id, email: row.email, name: row.displayName, instructor: row.instructor, admin: row.admin, emailVerified: !!row.emailVerifiedAt };
 }
+
+/**
+ * False for a disabled (or deleted) account. Id tokens are self-contained for 15 minutes, so the calls that start
+ * machines or open desktops ask the database too: an operator's "disable" takes effect at once where it costs money.
+ */
+export async function accountActive(q: Queryable, uid: string): Promise<boolean> {
+  const [row] = await q.select({ disabledAt: users.disabledAt }).from(users).where(eq(users.id, uid)).limit(1);
+  return !!row && !row.disabledAt;
+}

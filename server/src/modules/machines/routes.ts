@@ -4,6 +4,7 @@ import { and, eq } from 'drizzle-orm';
 import { SlotAnswer, SlotBody, type SlotStatus } from '@hyperdesk/contract';
 import type { Ctx } from '../../context';
 import { principalOf } from '../../http/auth';
+import { accountActive } from '../identity/users';
 import { Conflict, NotFound, TooMany } from '../../errors';
 import { machines } from '../../db/schema/index';
 import { UUID } from './service';
@@ -44,7 +45,7 @@ export async function machinesRoutes(app: FastifyInstance, ctx: Ctx): Promise<vo
       // The row lock serializes concurrent starts: double clicks and parallel requests ask for one start.
       const status = await db.transaction(async (tx): Promise<SlotStatus> => {
         const [row] = await tx.select().from(machines).where(own).for('update');
-        if (!row) throw new NotFound('Machine not found.');
+        if (!row || !(await accountActive(tx, uid))) throw new NotFound('Machine not found.');
         if (row.desired === 'running') return row.observed === 'online' ? 'RUNNING' : 'WAIT';
         if (unavailable) return 'FAILED';
         if ((await ctx.ledger.remainingMinutes(tx, packId, clock.now())) <= 0) throw new Conflict(NO_HOURS_MESSAGE, 'machine/no-hours');
