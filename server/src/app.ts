@@ -106,7 +106,7 @@ export async function buildApp(deps: AppDeps) {
   await app.register(cookie);
   const ctx = await createContext(deps, app.log);
   app.decorate('ctx', ctx);
-  // Closed last (onClose hooks run in reverse order of registration): the push bus and the counters' connection.
+  // The push bus's listening connection and the counters' Redis connection end with the app.
   app.addHook('onClose', async () => {
     await ctx.events.close();
     await ctx.counters.close();

@@ -21,7 +21,11 @@ import { redisCounters } from './lib/counters-redis';
 /** Where rate limits count: Redis when configured, else the shared database; memory for the embedded one. */
 function createCounters(deps: AppDeps, log: FastifyBaseLogger): Counters {
   const clock = deps.clock ?? systemClock;
-  if (deps.config.REDIS_URL) return redisCounters(deps.config.REDIS_URL, clock, log);
+  if (deps.config.REDIS_URL) {
+    // One deployment = one database: its name keeps the counters of deployments sharing a Redis apart.
+    const namespace = deps.config.DATABASE_URL ? new URL(deps.config.DATABASE_URL).pathname.replace(/^\//, '') || 'postgres' : 'pglite';
+    return redisCounters(deps.config.REDIS_URL, clock, log, namespace);
+  }
   return deps.database.kind === 'postgres' ? postgresCounters(deps.database.db, clock) : memoryCounters(clock);
 }
 

@@ -60,6 +60,11 @@ describe.skipIf(!POSTGRES)('replica parts on PostgreSQL', () => {
       await new Promise((r) => setTimeout(r, 200));
       expect(onA).toHaveLength(1);
       expect(new Set(onB).size).toBe(401);
+      // Server-side wake-ups travel the same way: a start requested on a follower wakes the leader's reconciler.
+      let woken = 0;
+      b.onSignal('reconcile', () => woken++);
+      a.signal('reconcile');
+      await until('the wake-up on the other server', () => woken === 1);
     } finally {
       await Promise.all([a.close(), b.close()]);
     }

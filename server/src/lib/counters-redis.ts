@@ -2,7 +2,6 @@ import { Redis } from 'ioredis';
 import type { Clock } from './clock';
 import type { Counters, Window } from './counters';
 
-const PREFIX = 'hd:rl:';
 
 /** INCR and, on a window's first event, its expiry, in one step; answers the count and the milliseconds left. */
 const HIT = `
@@ -14,9 +13,16 @@ return {c, ttl}`;
 
 /**
  * Counters in Redis (REDIS_URL), shared by every server pointing at it. Windows are keys with a TTL, so Redis
- * removes ended windows itself. Window ends are reported on this server's clock (now + the key's TTL).
+ * removes ended windows itself. Window ends are reported on this server's clock (now + the key's TTL). Keys are
+ * `hd:rl:<namespace>:<key>`: deployments (one database each) can share one Redis without counting together.
  */
-export function redisCounters(url: string, clock: Clock, log: { warn(o: object, msg: string): void }): Counters {
+export function redisCounters(
+  url: string,
+  clock: Clock,
+  log: { warn(o: object, msg: string): void },
+  namespace = 'hyperdesk',
+): Counters {
+  const PREFIX = `hd:rl:${namespace}:`;
   const redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false });
   redis.on('error', (err: Error) => log.warn({ err: err.message }, 'redis connection error'));
   const at = (ttlMs: number) => clock.now().getTime() + Math.max(0, ttlMs);

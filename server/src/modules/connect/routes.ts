@@ -64,7 +64,7 @@ export async function connectRoutes(v1: FastifyInstance, ctx: Ctx): Promise<void
     else if (machine.desired !== 'running' || machine.observed !== 'online') code = 'machine-offline';
     if (code !== 'machine-starting' && (await ctx.ledger.remainingMinutes(ctx.db, machine.id, now)) <= 0) code = 'hours-exhausted';
     if (code) {
-      if (!runsWantedHome(machine)) ctx.machines.reconciler.kick(); // switch the desktop to this student's home now
+      if (!runsWantedHome(machine)) ctx.events.signal('reconcile'); // the leader (any replica) switches the desktop to this student's home now
       ticketsIssued.inc({ outcome: code });
       return reply.status(409).send({
         statusCode: 409,

@@ -20,8 +20,15 @@ export interface Events {
   subscribe(userId: string, fn: (event: ServerEvent) => void): () => void;
   /** Open subscriptions (for tests and metrics). */
   subscribers(): number;
+  /** Wakes a server-side loop on every server (here and, on PostgreSQL, on the others): `reconcile`. */
+  signal(name: Signal): void;
+  onSignal(name: Signal, fn: () => void): void;
   close(): Promise<void>;
 }
+
+/** Server-side wake-ups: `reconcile` asks the reconciler's leader, wherever it runs, for a pass now. */
+export type Signal = 'reconcile';
+const SIGNALS = new Set<string>(['reconcile']);
 
 export const EVENTS_CHANNEL = 'hyperdesk_events';
 /** NOTIFY payloads stay under PostgreSQL's 8000-byte cap: user ids go out in chunks (a uuid is 38 bytes in JSON). */
@@ -30,7 +37,7 @@ const EVENT_TYPES = new Set<ServerEvent['type']>(['balance']);
 
 interface Notice {
   o: string;
-  e: ServerEvent['type'];
+  e: ServerEvent['type'] | Signal;
   u: string[];
 }
 
@@ -42,6 +49,16 @@ export interface EventsDeps {
 
 export function createEvents(deps: EventsDeps = {}): Events {
   const byUser = new Map<string, Set<(e: ServerEvent) => void>>();
+  const bySignal = new Map<Signal, (() => void)[]>();
+  const raise = (name: Signal) => {
+    for (const fn of bySignal.get(name) ?? []) {
+      try {
+        fn();
+      } catch {
+        /* a wake-up never throws into the bus */
+      }
+    }
+  };
   const origin = randomUUID();
   const log = deps.log ?? { warn: () => undefined, info: () => undefined };
 
@@ -64,8 +81,10 @@ export function createEvents(deps: EventsDeps = {}): Events {
     } catch {
       return;
     }
-    if (!n || n.o === origin || !EVENT_TYPES.has(n.e) || !Array.isArray(n.u)) return;
-    deliver(n.u.filter((u) => typeof u === 'string'), { type: n.e });
+    if (!n || n.o === origin || !Array.isArray(n.u)) return;
+    if (SIGNALS.has(n.e)) return raise(n.e as Signal);
+    if (!EVENT_TYPES.has(n.e as ServerEvent['type'])) return;
+    deliver(n.u.filter((u) => typeof u === 'string'), { type: n.e as ServerEvent['type'] });
   };
 
   const database = deps.database?.kind === 'postgres' ? deps.database : undefined;
@@ -77,11 +96,9 @@ export function createEvents(deps: EventsDeps = {}): Events {
     log,
   });
 
+  const send = (notice: Notice) => database!.rows(sql`select pg_notify(${EVENTS_CHANNEL}, ${JSON.stringify(notice)})`);
   const notify = async (ids: string[], event: ServerEvent) => {
-    for (let i = 0; i < ids.length; i += IDS_PER_NOTICE) {
-      const notice: Notice = { o: origin, e: event.type, u: ids.slice(i, i + IDS_PER_NOTICE) };
-      await database!.rows(sql`select pg_notify(${EVENTS_CHANNEL}, ${JSON.stringify(notice)})`);
-    }
+    for (let i = 0; i < ids.length; i += IDS_PER_NOTICE) await send({ o: origin, e: event.type, u: ids.slice(i, i + IDS_PER_NOTICE) });
   };
 
   return {
@@ -100,6 +117,13 @@ export function createEvents(deps: EventsDeps = {}): Events {
       };
     },
     subscribers: () => [...byUser.values()].reduce((n, s) => n + s.size, 0),
+    signal(name) {
+      raise(name);
+      if (database) send({ o: origin, e: name, u: [] }).catch((err) => log.warn({ err }, 'could not signal other servers'));
+    },
+    onSignal(name, fn) {
+      bySignal.set(name, [...(bySignal.get(name) ?? []), fn]);
+    },
     close: async () => listener?.close(),
   };
 }

@@ -75,9 +75,8 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
   /** A pinned connection with the lease settings (PostgreSQL; a setting the server lacks is skipped). */
   async function open(): Promise<NonNullable<typeof conn>> {
     const c = await database.pinned();
-    if (database.kind === 'postgres') {
-      for (const s of SESSION_SETTINGS) await c.exec(s).catch((err) => log.warn({ err, setting: s }, 'reconciler session setting refused'));
-    }
+    if (database.kind !== 'postgres') return c; // PGlite: one process, one connection, no lease to keep
+    for (const s of SESSION_SETTINGS) await c.exec(s).catch((err) => log.warn({ err, setting: s }, 'reconciler session setting refused'));
     heartbeat ??= setInterval(() => void ping(), HEARTBEAT_MS);
     heartbeat.unref();
     return c;

@@ -45,7 +45,7 @@ export function createMachines(deps: MachinesDeps): { machines: Machines; jobs: 
   /** After the caller's transaction had a moment to commit: wake the reconciler and tell the dashboards. */
   const announce = (ids: string[]) => {
     setTimeout(() => {
-      reconciler.kick();
+      events.signal('reconcile'); // the leader may be another server
       void Promise.all(ids.map((id) => audienceOf(db, id)))
         .then((lists) => events.publish(lists.flat(), { type: 'balance' }))
         .catch((err) => deps.log.warn({ err }, 'could not announce a machine request'));
@@ -73,6 +73,7 @@ export function createMachines(deps: MachinesDeps): { machines: Machines; jobs: 
     settle: metering.settle,
     startTimeoutMs: deps.startTimeoutMs,
   });
+  events.onSignal('reconcile', () => reconciler.kick());
   const meterJob: Job = {
     ...metering.job,
     // Every server could meter safely (debits are idempotent); the leader does it so the work is done once.
