@@ -55,6 +55,11 @@ class Peer:
         self.pipe = Gst.parse_launch(desc)
         self.webrtc = self.pipe.get_by_name('webrtc')
         self.enc = self.pipe.get_by_name('enc')
+        self.keyframe_requests = 0
+        if self.enc:
+            # The viewer's PLI/FIR comes up from webrtcbin's RTP session as a force-key-unit event; the encoder
+            # answers it with a keyframe, so a lost packet never leaves a frozen picture. Counted for the log.
+            self.enc.get_static_pad('src').add_probe(Gst.PadProbeType.EVENT_UPSTREAM, self.on_upstream)
         for s in agent.ice_servers:
             urls = s.get('urls', [])
             for url in urls if isinstance(urls, list) else [urls]:
@@ -79,6 +84,15 @@ class Peer:
         self.stats_timer = GLib.timeout_add(1000, self.poll_stats)
         self.clip_timer = GLib.timeout_add(700, self.poll_clipboard)
         agent.log_fn('viewer started, codec %s, %d kbit/s' % (codec, self.rate.kbps))
+
+    def on_upstream(self, _pad, info):
+        ev = info.get_event()
+        st = ev.get_structure() if ev else None
+        if st and st.get_name() == 'GstForceKeyUnit':
+            self.keyframe_requests += 1
+            if self.keyframe_requests <= 3 or self.keyframe_requests % 20 == 0:
+                self.agent.log_fn('keyframe requested by the viewer (%d so far)' % self.keyframe_requests)
+        return Gst.PadProbeReturn.OK
 
     # --- signaling -------------------------------------------------------------------------------------------
     def on_negotiation(self, _el):
