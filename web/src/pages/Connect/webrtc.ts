@@ -180,7 +180,8 @@ export class RtcStream {
     if (this.dc?.readyState !== 'open') return;
     this.dc.send(JSON.stringify(msg));
     const now = performance.now();
-    if (msg.t !== 'clip' && now - this.lastActivity > ACTIVITY_MS) {
+    // A clipboard sync or the release of held keys when the tab loses the focus is not the user at the desktop.
+    if (msg.t !== 'clip' && msg.t !== 'reset' && now - this.lastActivity > ACTIVITY_MS) {
       this.lastActivity = now;
       this.signal({ type: 'activity' });
     }
