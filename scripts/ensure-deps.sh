@@ -29,10 +29,11 @@ command -v ps >/dev/null 2>&1 || need="$need procps"
 command -v xwininfo >/dev/null 2>&1 || need="$need x11-utils"
 [ -n "${HYPERDESK_NEED_BROWSER:-}" ] && { command -v chromium >/dev/null 2>&1 || need="$need chromium"; }
 [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need="$need fonts-dejavu-core"
-# WebRTC streaming agent (server/agent, Debian's python3 with GStreamer); desktops fall back to VNC without it.
+# WebRTC streaming agent (server/agent, Debian's python3 with GStreamer; XTest for input and RandR for the desktop
+# size through ctypes); desktops fall back to VNC without it.
 for p in gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad \
   gstreamer1.0-plugins-ugly gstreamer1.0-x gstreamer1.0-nice gstreamer1.0-pulseaudio gir1.2-gst-plugins-bad-1.0 \
-  python3-gi xdotool xclip x11-xserver-utils pulseaudio pulseaudio-utils; do
+  python3-gi xdotool xclip x11-xserver-utils pulseaudio pulseaudio-utils libxtst6 libxrandr2; do
   command -v dpkg-query >/dev/null 2>&1 && ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' && need="$need $p"
 done
 if [ -n "$need" ]; then

@@ -15,7 +15,7 @@ afterAll(async () => {
 });
 
 it("warns 'Still there?' in the connect tab, keeps the machine on request, then stops it and says why", async () => {
-  // VNC until the agent streams from inside the sandbox (open, issue 12); the idle logic is the same for both.
+  // Over VNC here; stream-idle.test.ts shows the same warning over WebRTC.
   const b = await buyer(browser, server.base, 'Idle Tester', 'vnc');
   await api(server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId });
   await waitOnline(server.base, b.token, b.machineId);

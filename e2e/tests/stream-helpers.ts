@@ -37,6 +37,15 @@ export function readHome(server: RunningServer, machineId: string, name: string)
   }
 }
 
+/** The machine's log: its sandbox and its streaming agent write there. */
+export function machineLog(server: RunningServer, machineId: string): string {
+  try {
+    return readFileSync(path.join(server.dataDir, 'machines', machineId, 'desktop.log'), 'utf8');
+  } catch {
+    return '';
+  }
+}
+
 /**
  * Runs a shell line in the desktop's xterm (top left of the desktop) by clicking it and typing; with click false,
  * types into whatever has the desktop's focus (the pointer stays where it is).

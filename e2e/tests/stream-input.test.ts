@@ -64,6 +64,8 @@ it('pointer lock sends relative motion, blur lets go of held keys, the quality s
   await tab.keyboard.up('Shift');
   expect(await terminalOutput(server, b, 'echo lower-case-after-blur', 'k.txt')).toBe('lower-case-after-blur\n');
 
+  // Rate control is fed: the agent reads the browser's RTCP receiver reports (loss, round trip) from webrtcbin.
+  await expect.poll(() => agentLog(b.machineId), { timeout: 15_000 }).toMatch(/first receiver report: loss [\d.]+, rtt \d+ ms/);
   // Quality: Low caps the encoder at 500 kbit/s, and the tab remembers the choice.
   await tab.getByTestId('video-quality').selectOption('low');
   await expect.poll(() => agentLog(b.machineId), { timeout: 15_000 }).toContain('video bitrate 500 kbit/s (cap 500)');

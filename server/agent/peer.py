@@ -55,6 +55,12 @@ class Peer:
         self.pipe = Gst.parse_launch(desc)
         self.webrtc = self.pipe.get_by_name('webrtc')
         self.enc = self.pipe.get_by_name('enc')
+        self.keyframe_requests = 0
+        self.reports_seen = 0
+        if self.enc:
+            # The viewer's PLI/FIR comes up from webrtcbin's RTP session as a force-key-unit event; the encoder
+            # answers it with a keyframe, so a lost packet never leaves a frozen picture. Counted for the log.
+            self.enc.get_static_pad('src').add_probe(Gst.PadProbeType.EVENT_UPSTREAM, self.on_upstream)
         for s in agent.ice_servers:
             urls = s.get('urls', [])
             for url in urls if isinstance(urls, list) else [urls]:
@@ -79,6 +85,15 @@ class Peer:
         self.stats_timer = GLib.timeout_add(1000, self.poll_stats)
         self.clip_timer = GLib.timeout_add(700, self.poll_clipboard)
         agent.log_fn('viewer started, codec %s, %d kbit/s' % (codec, self.rate.kbps))
+
+    def on_upstream(self, _pad, info):
+        ev = info.get_event()
+        st = ev.get_structure() if ev else None
+        if st and st.get_name() == 'GstForceKeyUnit':
+            self.keyframe_requests += 1
+            if self.keyframe_requests <= 3 or self.keyframe_requests % 20 == 0:
+                self.agent.log_fn('keyframe requested by the viewer (%d so far)' % self.keyframe_requests)
+        return Gst.PadProbeReturn.OK
 
     # --- signaling -------------------------------------------------------------------------------------------
     def on_negotiation(self, _el):
@@ -206,17 +221,25 @@ class Peer:
         found = {}
 
         def each(_field, value, _u):
-            if isinstance(value, Gst.Structure) and value.get_name() == 'remote-inbound-rtp':
+            # Each stat is a structure named by its id (rtp-remote-inbound-stream-stats_<ssrc>); its kind is the
+            # 'type' field. (Matching the name against 'remote-inbound-rtp' never matched: rate control never ran.)
+            if isinstance(value, Gst.Structure) and value.get_value('type') == GstWebRTC.WebRTCStatsType.REMOTE_INBOUND_RTP:
                 ok, lost = value.get_double('fraction-lost')
                 ok2, rtt = value.get_double('round-trip-time')
+                # Video and audio each have a report: the worse one rules.
                 if ok:
-                    found['lost'] = lost
+                    found['lost'] = max(lost, found.get('lost', 0.0))
                 if ok2:
-                    found['rtt'] = rtt
+                    found['rtt'] = max(rtt, found.get('rtt', 0.0))
             return True
 
         reply.foreach(each, None)
-        if 'lost' in found and self.rate.update(found['lost'], found.get('rtt', 0.0)):
+        if 'lost' not in found:
+            return
+        if not self.reports_seen:
+            self.agent.log_fn('first receiver report: loss %.3f, rtt %.0f ms' % (found['lost'], found.get('rtt', 0.0) * 1000))
+        self.reports_seen += 1
+        if self.rate.update(found['lost'], found.get('rtt', 0.0)):
             GLib.idle_add(self.apply_bitrate)
 
     def apply_bitrate(self):

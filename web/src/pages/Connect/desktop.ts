@@ -300,8 +300,9 @@ export class DesktopConnection {
     });
     ws.addEventListener('close', (e) => {
       if (gen !== this.gen) return;
-      // The machine has no working streaming agent: VNC still shows the desktop.
-      if (e.code === GATEWAY_CLOSE.desktopUnreachable && !this.userClosed) return this.fallBack();
+      // The machine has no working streaming agent: VNC still shows the desktop. (An agent that streamed and then
+      // went away gets a new WebRTC attempt first: a restarted agent is back in a moment.)
+      if (e.code === GATEWAY_CLOSE.desktopUnreachable && !gotFrame && !this.userClosed) return this.fallBack();
       this.closed(e.code);
     });
     this.startMeters(ws);

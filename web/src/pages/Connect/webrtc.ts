@@ -43,6 +43,8 @@ export class RtcStream {
   private lastBytes = 0;
   private lastAt = 0;
   private firstFrame = false;
+  private channelOpen = false;
+  private ready = false;
   private quality: Quality = 'auto';
   private sentSize = '';
   private resizeTimer: ReturnType<typeof setTimeout> | null = null;
@@ -124,6 +126,8 @@ export class RtcStream {
       this.dc = e.channel;
       // The first size (and a quality chosen while connecting) go as soon as the channel can carry them.
       const opened = () => {
+        this.channelOpen = true;
+        this.readyWhenBoth();
         this.sendSize(true);
         if (this.quality !== 'auto') this.setQuality(this.quality);
       };
@@ -150,12 +154,21 @@ export class RtcStream {
   private watchFrames(): void {
     const v = this.video as HTMLVideoElement & { requestVideoFrameCallback?: (cb: () => void) => number };
     const seen = () => {
-      if (this.firstFrame) return;
       this.firstFrame = true;
-      this.on.frame();
+      this.readyWhenBoth();
     };
     if (v.requestVideoFrameCallback) v.requestVideoFrameCallback(seen);
     else v.addEventListener('playing', seen, { once: true });
+  }
+
+  /**
+   * Connected means the picture shows and input goes through: the data channel can open after the first frame
+   * (SCTP needs its own round trips after DTLS), and keys typed before it opened would be lost.
+   */
+  private readyWhenBoth(): void {
+    if (this.ready || !this.firstFrame || !this.channelOpen) return;
+    this.ready = true;
+    this.on.frame();
   }
 
   setMuted(muted: boolean): void {
@@ -167,7 +180,8 @@ export class RtcStream {
     if (this.dc?.readyState !== 'open') return;
     this.dc.send(JSON.stringify(msg));
     const now = performance.now();
-    if (msg.t !== 'clip' && now - this.lastActivity > ACTIVITY_MS) {
+    // A clipboard sync or the release of held keys when the tab loses the focus is not the user at the desktop.
+    if (msg.t !== 'clip' && msg.t !== 'reset' && now - this.lastActivity > ACTIVITY_MS) {
       this.lastActivity = now;
       this.signal({ type: 'activity' });
     }
