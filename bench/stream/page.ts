@@ -81,6 +81,7 @@ export const SNAPSHOT = String.raw`(async () => {
       framesDecoded: v.framesDecoded || 0, bytes: (v.bytesReceived || 0) + (v.headerBytesReceived || 0),
       freezeCount: v.freezeCount || 0, freezeS: v.totalFreezesDuration || 0, packetsLost: v.packetsLost || 0,
       packetsReceived: v.packetsReceived || 0, keyFrames: v.keyFramesDecoded || 0, pli: v.pliCount || 0, nack: v.nackCount || 0,
+      jitterBufferS: v.jitterBufferDelay || 0, jitterBufferFrames: v.jitterBufferEmittedCount || 0, decodeS: v.totalDecodeTime || 0,
       width: v.frameWidth || 0, height: v.frameHeight || 0, decoder: v.decoderImplementation || '',
       codec: (byId.get(v.codecId) || {}).mimeType || '',
       rttS: pair ? pair.currentRoundTripTime : null,
@@ -98,7 +99,7 @@ export const flipsSince = (from: number) => `window.__hd.flips.filter((t) => t >
  * Expression: resolves with the time the desktop's frame first shows colour `want` ('r' red, 'g' green, 'b' blue)
  * at desktop pixel (x, y), and the time of the last keydown of `key` (both performance.now() ms), or -1 after 5 s.
  * WebRTC: checked on every decoded frame (requestVideoFrameCallback; its presentation time); VNC: on every animation
- * frame, on the canvas noVNC paints.
+ * frame, on the canvas noVNC paints. For WebRTC also the time that frame's last packet arrived (receiveTime).
  */
 export function awaitColour(want: 'r' | 'g' | 'b', x: number, y: number, key: string): string {
   return String.raw`new Promise((resolve) => {
@@ -118,13 +119,13 @@ export function awaitColour(want: 'r' | 'g' | 'b', x: number, y: number, key: st
       }
       return true;
     };
-    const done = (t) => {
+    const done = (t, received) => {
       const k = window.__hd.keys.filter((e) => e.key === key).pop();
-      resolve({ shown: t, key: k ? k.t : -1 });
+      resolve({ shown: t, key: k ? k.t : -1, received: received || -1 });
     };
     if (s.requestVideoFrameCallback) {
       const tick = (now, meta) => {
-        if (hit()) return done(meta.presentationTime || now);
+        if (hit()) return done(meta.presentationTime || now, meta.receiveTime);
         if (performance.now() > deadline) return resolve({ shown: -1, key: -1 });
         s.requestVideoFrameCallback(tick);
       };
