@@ -205,17 +205,18 @@ async function until(fn: () => Promise<boolean>, what: string, ms: number) {
  * Waits in the tab until the expression is true, checked on every animation frame (the page's CSP forbids
  * waitForFunction's string predicates; an evaluated expression is not subject to it).
  */
-async function waitIn(tab: Page, expr: string, what: string, ms: number): Promise<void> {
-  const ok = (await tab.evaluate(`new Promise((resolve) => {
+async function waitIn(tab: Page, expr: string, what: string, ms: number): Promise<number> {
+  const at = (await tab.evaluate(`new Promise((resolve) => {
     const end = performance.now() + ${ms};
     const check = () => {
       let v = false;
       try { v = ${expr}; } catch { v = false; }
-      if (v) resolve(true); else if (performance.now() > end) resolve(false); else requestAnimationFrame(check);
+      if (v) resolve(performance.now()); else if (performance.now() > end) resolve(-1); else requestAnimationFrame(check);
     };
     check();
-  })`)) as boolean;
-  if (!ok) throw new Error(`timed out waiting for ${what}`);
+  })`)) as number;
+  if (at < 0) throw new Error(`timed out waiting for ${what}`);
+  return at;
 }
 
 /** Page coordinates of a desktop pixel on the tab's video or canvas (both scaled to fit, centred). */
@@ -324,12 +325,16 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
   const { t0, online, opened } = at;
   const home = path.join(cfg.dataDir, 'homes', b.machineId);
   const card = b.page.getByRole('article');
-  await waitIn(tab, `${COLOURS} >= 1`, 'the first frame', 90_000);
+  const frameInTab = await waitIn(tab, `${COLOURS} >= 1`, 'the first frame', 90_000);
   const frame = performance.now();
   await waitIn(tab, `${COLOURS} >= 4`, 'the desktop content', 90_000);
   const content = performance.now();
   await tab.locator('main[data-phase="connected"]').waitFor({ timeout: 30_000 });
   const shown = (await tab.getByTestId('transport').innerText()).trim();
+  // Inside the tab, from its navigation start: gateway socket created / open, the agent's offer, media connected, frame.
+  const marks = (await tab.evaluate('window.__hd.at')) as Record<string, number>;
+  const inTab = ['socket', 'open', 'offer', 'connected'].filter((k) => marks[k] !== undefined).map((k) => `${k} ${fmtMs(marks[k]!)}`);
+  const milestones = `tab: ${[...inTab, `first frame ${fmtMs(frameInTab)}`].join(', ')}`;
 
   // The scene: started from the desktop's xterm, then the patch (on top, focused) waits for keys.
   writeScene(home);
@@ -375,7 +380,7 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
       `${z.codec} ${z.width}×${z.height} (${z.decoder}), loss ${((100 * lost) / Math.max(1, lost + got)).toFixed(2)}%, ` +
       `jitter buffer ${((1000 * (z.jitterBufferS - a.jitterBufferS)) / Math.max(1, z.jitterBufferFrames - a.jitterBufferFrames)).toFixed(0)} ms, ` +
       `decode ${((1000 * (z.decodeS - a.decodeS)) / Math.max(1, z.framesDecoded - a.framesDecoded)).toFixed(1)} ms a frame, ` +
-      `keyframes ${z.keyFrames - a.keyFrames}, PLI ${z.pli - a.pli}, NACK ${z.nack - a.nack}, RTT ${z.rttS === null ? '?' : Math.round(z.rttS * 1000)} ms, ${z.path}, offer's rtcp-fb: ${z.feedback}`;
+      `keyframes ${z.keyFrames - a.keyFrames}, PLI ${z.pli - a.pli}, NACK ${z.nack - a.nack}, RTT ${z.rttS === null ? '?' : Math.round(z.rttS * 1000)} ms, ${z.path}, offer's rtcp-fb: ${z.feedback}; ${milestones}`;
   } else {
     const times = (await tab.evaluate(flipsSince(s0.t))) as number[];
     const inWindow = times.filter((t) => t <= s1.t);
@@ -384,7 +389,7 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
     const f = freezes(inWindow, s1.t - s0.t);
     freezePct = (f.ms / (s1.t - s0.t)) * 100;
     freezeN = f.count;
-    detail = `noVNC canvas updates over the gateway WebSocket`;
+    detail = `noVNC canvas updates over the gateway WebSocket; ${milestones}`;
   }
   const gears = gearsFps(home);
 
@@ -512,9 +517,9 @@ function report(runs: Run[], cfg: InnerConfig, chromium: string) {
     `\nbench:stream: 1920×1080 desktop, full-screen glxgears, ${cfg.runs} runs each (alternating), ${cfg.seconds} s samples, ` +
       `${cfg.samples} key presses a run; link ${LINK.kbps} kbit/s each way (tbf), +${LINK.rttMs} ms RTT, ${LINK.udpLoss * 100}% UDP loss; Chromium ${chromium}\n`,
   );
-  console.log(`| ${'metric'.padEnd(38)} | ${'WebRTC'.padEnd(17)} | ${'VNC (baseline)'.padEnd(17)} | WebRTC / VNC |`);
-  console.log(`|${'-'.repeat(40)}|${'-'.repeat(19)}|${'-'.repeat(19)}|--------------|`);
-  for (const [l, a, b, r] of rows) console.log(`| ${l.padEnd(38)} | ${a.padEnd(17)} | ${b.padEnd(17)} | ${r.padEnd(12)} |`);
+  console.log(`| ${'metric'.padEnd(42)} | ${'WebRTC'.padEnd(17)} | ${'VNC (baseline)'.padEnd(17)} | WebRTC / VNC |`);
+  console.log(`|${'-'.repeat(44)}|${'-'.repeat(19)}|${'-'.repeat(19)}|--------------|`);
+  for (const [l, a, b, r] of rows) console.log(`| ${l.padEnd(42)} | ${a.padEnd(17)} | ${b.padEnd(17)} | ${r.padEnd(12)} |`);
   const fellBack = w.filter((r) => r.shown !== 'WebRTC').length;
   if (fellBack) console.log(`\n${fellBack} of ${w.length} WebRTC runs ended up on ${w.map((r) => r.shown).join(', ')} (fallback).`);
   const [fw, fv] = [mean(w.map((r) => r.fps)), mean(v.map((r) => r.fps))];

@@ -10,7 +10,17 @@ export const OBSERVE = String.raw`(() => {
   const w = window;
   const hd = (w.__hd = { pcs: [], wsBytes: 0, flips: [], keys: [] });
   const PC = w.RTCPeerConnection;
-  if (PC) w.RTCPeerConnection = class extends PC { constructor(...a) { super(...a); hd.pcs.push(this); } };
+  // Milestones of the tab's connection (performance.now()): gateway socket opened, agent's offer, media path up.
+  hd.at = {};
+  const mark = (k) => { if (hd.at[k] === undefined) hd.at[k] = performance.now(); };
+  if (PC) w.RTCPeerConnection = class extends PC {
+    constructor(...a) {
+      super(...a);
+      hd.pcs.push(this);
+      mark('offer');
+      this.addEventListener('connectionstatechange', () => { if (this.connectionState === 'connected') mark('connected'); });
+    }
+  };
   // A plain function returning the real socket (noVNC rejects a subclass instance as its channel).
   const WS = w.WebSocket;
   const count = (e) => {
@@ -19,6 +29,8 @@ export const OBSERVE = String.raw`(() => {
   };
   const Wrapped = function (...a) {
     const ws = new WS(...a);
+    mark('socket');
+    ws.addEventListener('open', () => mark('open'));
     ws.addEventListener('message', count);
     return ws;
   };
