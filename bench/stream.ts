@@ -147,9 +147,9 @@ async function outer() {
     if (serverOut) console.error(`server output:\n${serverOut.slice(-3000)}`);
   } finally {
     clearTimeout(limit);
-    if (!exiting) await cleanup();
+    await cleanup(); // the same promise when a signal already started it: wait for it, do not exit under it
   }
-  process.exit(code);
+  if (!exiting) process.exit(code);
 }
 
 // ─── inner: the client namespace: forwarder, Chromium, the runs, the table ──────────────────────────────────────
