@@ -378,7 +378,7 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
     const lost = z.packetsLost - a.packetsLost;
     const got = z.packetsReceived - a.packetsReceived;
     detail =
-      `${z.codec} ${z.width}×${z.height} (${z.decoder}), loss ${((100 * lost) / Math.max(1, lost + got)).toFixed(2)}%, ` +
+      `${z.codec} ${z.width}×${z.height}${z.decoder ? ` (${z.decoder})` : ''}, loss ${((100 * lost) / Math.max(1, lost + got)).toFixed(2)}%, ` +
       `jitter buffer ${((1000 * (z.jitterBufferS - a.jitterBufferS)) / Math.max(1, z.jitterBufferFrames - a.jitterBufferFrames)).toFixed(0)} ms, ` +
       `decode ${((1000 * (z.decodeS - a.decodeS)) / Math.max(1, z.framesDecoded - a.framesDecoded)).toFixed(1)} ms a frame, ` +
       `keyframes ${z.keyFrames - a.keyFrames}, PLI ${z.pli - a.pli}, NACK ${z.nack - a.nack}, RTT ${z.rttS === null ? '?' : Math.round(z.rttS * 1000)} ms, ${z.path}, offer's rtcp-fb: ${z.feedback}; ${milestones}`;
@@ -493,17 +493,17 @@ function report(runs: Run[], cfg: InnerConfig, chromium: string) {
   const lat = (rs: Run[]) => rs.flatMap((r) => r.latencies);
   const p = (xs: number[], q: number) => percentile(xs, q);
   const rows: [string, string, string, string][] = [];
-  const num = (label: string, f: (r: Run) => number, digits: number, better: 'up' | 'down') => {
+  const num = (label: string, f: (r: Run) => number, digits: number) => {
     const [a, b] = [mean(w.map(f)), mean(v.map(f))];
-    rows.push([label, a.toFixed(digits), b.toFixed(digits), better === 'up' ? ratio(a, b) : ratio(a, b)]);
+    rows.push([label, a.toFixed(digits), b.toFixed(digits), ratio(a, b)]);
   };
   const pct = (label: string, xsW: number[], xsV: number[]) => {
     const fmt = (xs: number[]) => `${fmtMs(p(xs, 50))} / ${fmtMs(p(xs, 95))}`;
     rows.push([label, fmt(xsW), fmt(xsV), ratio(p(xsW, 50), p(xsV, 50))]);
   };
-  num('received fps (mean of runs)', (r) => r.fps, 1, 'up');
-  num('received kbit/s', (r) => r.kbps, 0, 'down');
-  num('freeze time %', (r) => r.freezePct, 1, 'down');
+  num('received fps (mean of runs)', (r) => r.fps, 1);
+  num('received kbit/s', (r) => r.kbps, 0);
+  num('freeze time %', (r) => r.freezePct, 1);
   pct('input → photon p50 / p95', lat(w), lat(v));
   const recv = w.flatMap((r) => r.toReceive);
   if (recv.length) rows.push(['  of which key → frame received (WebRTC)', `${fmtMs(p(recv, 50))} / ${fmtMs(p(recv, 95))}`, '', '']);
@@ -511,9 +511,9 @@ function report(runs: Run[], cfg: InnerConfig, chromium: string) {
   pct('Start click → content p50 / p95', w.map((r) => r.content), v.map((r) => r.content));
   pct('Connect tab → first frame p50 / p95', w.map((r) => r.tabFrame), v.map((r) => r.tabFrame));
   pct('Connect tab → content p50 / p95', w.map((r) => r.tabContent), v.map((r) => r.tabContent));
-  num('encoder CPU, cores (agent / x11vnc)', (r) => r.cpu, 2, 'down');
-  num('encoder memory, MiB RSS', (r) => r.rssMiB, 0, 'down');
-  num('glxgears fps inside the desktop', (r) => r.gearsFps, 1, 'up');
+  num('encoder CPU, cores (agent / x11vnc)', (r) => r.cpu, 2);
+  num('encoder memory, MiB RSS', (r) => r.rssMiB, 0);
+  num('glxgears fps inside the desktop', (r) => r.gearsFps, 1);
   console.log(
     `\nbench:stream: 1920×1080 desktop, full-screen glxgears, ${cfg.runs} runs each (alternating), ${cfg.seconds} s samples, ` +
       `${cfg.samples} key presses a run; link ${LINK.kbps} kbit/s each way (tbf), +${LINK.rttMs} ms RTT, ${LINK.udpLoss * 100}% UDP loss; Chromium ${chromium}\n`,
