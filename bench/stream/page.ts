@@ -1,0 +1,171 @@
+/**
+ * What bench:stream runs inside the connect tab, as plain JavaScript source (tsx would wrap named helpers of
+ * functions passed to evaluate in a __name call the page does not have). Nothing here changes the product: an init
+ * script only observes (the tab's RTCPeerConnection, the bytes its WebSockets receive, noVNC's flips of its back
+ * buffer onto the visible canvas, key presses).
+ */
+
+/** Installed in every document of the bench's browser contexts before the app's own scripts. */
+export const OBSERVE = String.raw`(() => {
+  const w = window;
+  const hd = (w.__hd = { pcs: [], wsBytes: 0, flips: [], keys: [] });
+  const PC = w.RTCPeerConnection;
+  // Milestones of the tab's connection (performance.now()): gateway socket opened, agent's offer, media path up.
+  hd.at = {};
+  const mark = (k) => { if (hd.at[k] === undefined) hd.at[k] = performance.now(); };
+  if (PC) w.RTCPeerConnection = class extends PC {
+    constructor(...a) {
+      super(...a);
+      hd.pcs.push(this);
+      mark('offer');
+      this.addEventListener('connectionstatechange', () => { if (this.connectionState === 'connected') mark('connected'); });
+    }
+  };
+  // A plain function returning the real socket (noVNC rejects a subclass instance as its channel).
+  const WS = w.WebSocket;
+  const count = (e) => {
+    const d = e.data;
+    hd.wsBytes += typeof d === 'string' ? d.length : d.byteLength || d.size || 0;
+  };
+  const Wrapped = function (...a) {
+    const ws = new WS(...a);
+    mark('socket');
+    ws.addEventListener('open', () => mark('open'));
+    ws.addEventListener('message', count);
+    return ws;
+  };
+  Wrapped.prototype = WS.prototype;
+  for (const k of ['CONNECTING', 'OPEN', 'CLOSING', 'CLOSED']) Wrapped[k] = WS[k];
+  w.WebSocket = Wrapped;
+  // noVNC paints into a back buffer and, once per framebuffer update, draws it onto the visible canvas: a "flip".
+  const draw = CanvasRenderingContext2D.prototype.drawImage;
+  CanvasRenderingContext2D.prototype.drawImage = function (img, ...rest) {
+    if (img instanceof HTMLCanvasElement && this.canvas.isConnected && this.canvas.closest('[data-testid="desktop"]')) hd.flips.push(performance.now());
+    return draw.call(this, img, ...rest);
+  };
+  w.addEventListener('keydown', (e) => hd.keys.push({ key: e.key, t: e.timeStamp }), true);
+})();`;
+
+/** The element the desktop is drawn on: the WebRTC <video> or noVNC's canvas. */
+const SURFACE = String.raw`(document.querySelector('[data-testid="desktop-video"]') || document.querySelector('[data-testid="desktop"] canvas'))`;
+
+/**
+ * Expression: distinct colours (quantised to 3 bits a channel, so video noise does not count) in the desktop's
+ * current frame scaled down to 128×72; 0 before the first frame (a blank desktop has 1).
+ */
+export const COLOURS = String.raw`(() => {
+  const s = ${SURFACE};
+  if (!s) return 0;
+  const w = s.videoWidth ?? s.width, h = s.videoHeight ?? s.height;
+  if (!w || !h || (s.readyState !== undefined && s.readyState < 2)) return 0;
+  const c = document.createElement('canvas');
+  c.width = 128; c.height = 72;
+  const g = c.getContext('2d', { willReadFrequently: true });
+  g.drawImage(s, 0, 0, w, h, 0, 0, 128, 72);
+  const d = g.getImageData(0, 0, 128, 72).data;
+  const seen = new Set();
+  let opaque = 0;
+  for (let i = 0; i < d.length; i += 4) {
+    if (d[i + 3] !== 255) continue;
+    opaque++;
+    seen.add(((d[i] >> 5) << 6) | ((d[i + 1] >> 5) << 3) | (d[i + 2] >> 5));
+  }
+  return opaque ? seen.size : 0;
+})()`;
+
+/** Expression: a snapshot of the counters the bench turns into rates (both transports). */
+export const SNAPSHOT = String.raw`(async () => {
+  const hd = window.__hd;
+  const out = { t: performance.now(), flips: hd.flips.length, wsBytes: hd.wsBytes, rtc: null };
+  const pc = hd.pcs.filter((p) => p.connectionState !== 'closed').pop();
+  if (pc) {
+    const r = await pc.getStats();
+    let v = null, pair = null, local = null;
+    const byId = new Map();
+    r.forEach((s) => {
+      byId.set(s.id, s);
+      if (s.type === 'inbound-rtp' && s.kind === 'video') v = s;
+      if (s.type === 'candidate-pair' && s.nominated && s.state === 'succeeded') pair = s;
+    });
+    if (pair) local = byId.get(pair.localCandidateId);
+    const remote = pair ? byId.get(pair.remoteCandidateId) : null;
+    if (v) out.rtc = {
+      framesDecoded: v.framesDecoded || 0, bytes: (v.bytesReceived || 0) + (v.headerBytesReceived || 0),
+      freezeCount: v.freezeCount || 0, freezeS: v.totalFreezesDuration || 0, packetsLost: v.packetsLost || 0,
+      packetsReceived: v.packetsReceived || 0, keyFrames: v.keyFramesDecoded || 0, pli: v.pliCount || 0, nack: v.nackCount || 0,
+      jitterBufferS: v.jitterBufferDelay || 0, jitterBufferFrames: v.jitterBufferEmittedCount || 0, decodeS: v.totalDecodeTime || 0,
+      width: v.frameWidth || 0, height: v.frameHeight || 0, decoder: v.decoderImplementation || '',
+      codec: (byId.get(v.codecId) || {}).mimeType || '',
+      rttS: pair ? pair.currentRoundTripTime : null,
+      feedback: [...new Set(((pc.remoteDescription && pc.remoteDescription.sdp) || '').match(/a=rtcp-fb:\d+ [^\r\n]*/g) || [])].map((l) => l.replace(/a=rtcp-fb:\d+ /, '')).join(', ') || 'none',
+      path: local ? local.protocol + ' ' + local.address + ' → ' + (remote ? remote.address + ':' + remote.port : '?') : '',
+    };
+  }
+  return out;
+})()`;
+
+/** Expression: noVNC's flip times since `from` (performance.now() ms). */
+export const flipsSince = (from: number) => `window.__hd.flips.filter((t) => t >= ${from})`;
+
+/**
+ * Expression: resolves with the time the desktop's frame first shows colour `want` ('r' red, 'g' green, 'b' blue)
+ * at desktop pixel (x, y), and the time of the last keydown of `key` (both performance.now() ms), or -1 after 5 s.
+ * WebRTC: checked on every decoded frame (requestVideoFrameCallback; its presentation time); VNC: on every animation
+ * frame, on the canvas noVNC paints. For WebRTC also the time that frame's last packet arrived (receiveTime).
+ */
+export function awaitColour(want: 'r' | 'g' | 'b', x: number, y: number, key: string): string {
+  return String.raw`new Promise((resolve) => {
+    const want = ${JSON.stringify(want)}, key = ${JSON.stringify(key)}, X = ${x}, Y = ${y};
+    const s = ${SURFACE};
+    const c = document.createElement('canvas');
+    c.width = 3; c.height = 3;
+    const g = c.getContext('2d', { willReadFrequently: true });
+    const deadline = performance.now() + 5000;
+    const hit = () => {
+      g.drawImage(s, X - 1, Y - 1, 3, 3, 0, 0, 3, 3);
+      const d = g.getImageData(0, 0, 3, 3).data;
+      for (let i = 0; i < d.length; i += 4) {
+        const [r, gr, b] = [d[i], d[i + 1], d[i + 2]];
+        const ok = want === 'r' ? r > 170 && gr < 90 && b < 90 : want === 'g' ? gr > 170 && r < 90 && b < 90 : b > 170 && r < 90 && gr < 90;
+        if (!ok) return false;
+      }
+      return true;
+    };
+    const done = (t, received) => {
+      const k = window.__hd.keys.filter((e) => e.key === key).pop();
+      resolve({ shown: t, key: k ? k.t : -1, received: received || -1 });
+    };
+    if (s.requestVideoFrameCallback) {
+      const tick = (now, meta) => {
+        if (hit()) return done(meta.presentationTime || now, meta.receiveTime);
+        if (performance.now() > deadline) return resolve({ shown: -1, key: -1 });
+        s.requestVideoFrameCallback(tick);
+      };
+      s.requestVideoFrameCallback(tick);
+    } else {
+      const tick = (now) => {
+        if (hit()) return done(now);
+        if (performance.now() > deadline) return resolve({ shown: -1, key: -1 });
+        requestAnimationFrame(tick);
+      };
+      requestAnimationFrame(tick);
+    }
+  })`;
+}
+
+/** Expression: whether the desktop's current frame shows colour `want` at (x, y) (same test as awaitColour). */
+export function showsColour(want: 'r' | 'g' | 'b', x: number, y: number): string {
+  return String.raw`(() => {
+    const s = ${SURFACE};
+    if (!s) return false;
+    const w = s.videoWidth ?? s.width;
+    if (!w) return false;
+    const c = document.createElement('canvas');
+    c.width = 1; c.height = 1;
+    const g = c.getContext('2d', { willReadFrequently: true });
+    g.drawImage(s, ${x}, ${y}, 1, 1, 0, 0, 1, 1);
+    const [r, gr, b] = g.getImageData(0, 0, 1, 1).data;
+    const want = ${JSON.stringify(want)};
+    return want === 'r' ? r > 170 && gr < 90 && b < 90 : want === 'g' ? gr > 170 && r < 90 && b < 90 : b > 170 && r < 90 && gr < 90;
+  })()`;
+}
