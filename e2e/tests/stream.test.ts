@@ -50,6 +50,17 @@ it('streams the desktop over WebRTC: a moving picture, typing, clipboard both wa
   await api(server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId });
   await waitOnline(server.base, b.token, b.machineId);
   const tab = await b.context.newPage();
+  // Keeps the tab's peer connections reachable, to read their audio statistics below.
+  await tab.addInitScript(() => {
+    const Native = window.RTCPeerConnection;
+    const all: RTCPeerConnection[] = ((window as unknown as { peers: RTCPeerConnection[] }).peers = []);
+    window.RTCPeerConnection = function (config?: RTCConfiguration) {
+      const pc = new Native(config);
+      all.push(pc);
+      return pc;
+    } as unknown as typeof RTCPeerConnection;
+    window.RTCPeerConnection.prototype = Native.prototype;
+  });
   await tab.goto(connectHref(server.base, b.machineId, b.machineName));
   await tab.locator('main[data-phase="connected"]').waitFor({ timeout: 60_000 });
   expect(await tab.getByTestId('transport').innerText()).toBe('WebRTC');
@@ -78,6 +89,21 @@ it('streams the desktop over WebRTC: a moving picture, typing, clipboard both wa
   await tab.getByRole('button', { name: 'Clipboard' }).click();
   await expect.poll(() => tab.getByRole('textbox', { name: 'Clipboard' }).inputValue(), { timeout: 20_000 }).toBe('copied-on-desktop-7');
   await tab.getByRole('button', { name: 'Close' }).click();
+
+  // Desktop sound arrives as Opus (the desktop's null sink plays silence, still packets), behind a mute toggle.
+  const audioPackets = () =>
+    tab.evaluate(async () => {
+      let n = 0;
+      for (const pc of (window as unknown as { peers: RTCPeerConnection[] }).peers) {
+        (await pc.getStats()).forEach((r: { type: string; kind?: string; packetsReceived?: number }) => {
+          if (r.type === 'inbound-rtp' && r.kind === 'audio') n += r.packetsReceived ?? 0;
+        });
+      }
+      return n;
+    });
+  await expect.poll(audioPackets, { timeout: 15_000 }).toBeGreaterThan(10);
+  await tab.getByRole('button', { name: 'Unmute' }).click();
+  await tab.getByRole('button', { name: 'Mute' }).waitFor();
 
   // Stats overlay from getStats.
   await tab.getByRole('button', { name: 'Stats' }).click();

@@ -11,6 +11,7 @@ from ratecontrol import Aimd, QUALITY_KBPS
 from xscreen import fit
 
 FPS = 30
+OPUS_CAPS = 'application/x-rtp,media=audio,encoding-name=OPUS,payload=97,clock-rate=48000,encoding-params=(string)2'
 
 
 def turn_uri(url, user, cred):
@@ -53,7 +54,7 @@ class Peer:
         if agent.args.pulse_server and agent.audio_ok:
             desc += (' pulsesrc server=%s ! audioconvert ! audioresample ! queue leaky=downstream max-size-time=100000000'
                      ' ! opusenc bitrate=64000 frame-size=10 ! rtpopuspay'
-                     ' ! application/x-rtp,media=audio,encoding-name=OPUS,payload=97 ! webrtc.') % agent.args.pulse_server
+                     ' ! %s ! webrtc.') % (agent.args.pulse_server, OPUS_CAPS)
         self.pipe = Gst.parse_launch(desc)
         self.webrtc = self.pipe.get_by_name('webrtc')
         self.enc = self.pipe.get_by_name('enc')
@@ -62,6 +63,11 @@ class Peer:
         video = self.webrtc.emit('get-transceiver', 0)
         if video and video.find_property('do-nack'):
             video.set_property('do-nack', True)
+        audio = self.webrtc.emit('get-transceiver', 1)
+        if audio:
+            # The sound server may take a second or two to hand over its first buffer; with the audio codec
+            # stated up front, webrtcbin offers without waiting for it (the picture should not wait for sound).
+            audio.set_property('codec-preferences', Gst.Caps.from_string(OPUS_CAPS))
         self.keyframe_requests = 0
         self.reports_seen = 0
         if self.enc:

@@ -72,6 +72,8 @@ export function createLocalProvider(opts: LocalProviderOptions): MachineProvider
   const silentFrom = new Map<string, number>();
   const lastDiskCheck = new Map<string, number>();
   let agentMissingLogged = false;
+  const registryFile = path.join(dataDir, 'gstreamer', 'registry.bin');
+  buildGstRegistry(registryFile, opts.log);
 
   const valid = (id: string) => {
     if (!ID.test(id)) throw new Error(`invalid id ${JSON.stringify(id)}`);
@@ -174,7 +176,8 @@ export function createLocalProvider(opts: LocalProviderOptions): MachineProvider
       agentMissingLogged = true;
       return [];
     }
-    return agentArgs({ run: runOf(id), uid, gid, agentDir: path.dirname(agentScript), agentFile: path.basename(agentScript) });
+    const gstRegistry = existsSync(registryFile) ? registryFile : undefined;
+    return agentArgs({ run: runOf(id), uid, gid, agentDir: path.dirname(agentScript), agentFile: path.basename(agentScript), gstRegistry });
   }
 
   /** The sandbox's exit code as its supervisor recorded it, or null. */
@@ -367,4 +370,24 @@ export function createLocalProvider(opts: LocalProviderOptions): MachineProvider
       return live;
     },
   };
+}
+
+/**
+ * Builds GStreamer's plugin registry once per server start (so it follows package upgrades), for the streaming
+ * agents to read. In the background: a desktop started before it is ready lets its agent scan for itself.
+ */
+function buildGstRegistry(file: string, log?: LocalProviderOptions['log']): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o755 });
+  chmodSync(path.dirname(file), 0o755);
+  execFile('gst-inspect-1.0', ['coreelements'], { env: { PATH: DESKTOP_PATH, GST_REGISTRY: tmp }, timeout: 60_000 }, (err) => {
+    try {
+      if (err) throw err;
+      chmodSync(tmp, 0o644);
+      renameSync(tmp, file);
+    } catch (e) {
+      rmSync(tmp, { force: true });
+      log?.warn({ err: (e as Error).message }, 'no shared GStreamer registry; each streaming agent scans the plugins itself');
+    }
+  });
 }

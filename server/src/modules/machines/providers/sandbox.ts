@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 export const RUN_INSIDE = '/run/hyperdesk';
 export const HOME_INSIDE = '/home/user';
 export const AGENT_INSIDE = '/opt/hyperdesk-agent';
+const GST_REGISTRY_INSIDE = '/opt/gstreamer-registry.bin';
 
 /** A fixed PATH for desktops: they never inherit the server's environment (it holds secrets). */
 export const DESKTOP_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -148,10 +149,16 @@ export function desktopArgs(o: { home: string; run: string; uid: number; gid: nu
  * the data dir only the machine's run dir, where the X socket and cookie are. Its IPC namespace is the desktop's
  * (the supervisor enters it), so X can fill the agent's MIT-SHM capture buffers.
  */
-export function agentArgs(o: { run: string; uid: number; gid: number; agentDir: string; agentFile: string }): string[] {
+export function agentArgs(o: { run: string; uid: number; gid: number; agentDir: string; agentFile: string; gstRegistry?: string }): string[] {
+  // A GStreamer plugin registry the server built once (read-only here): without it every agent start scans every
+  // plugin into its empty /tmp first.
+  const registry = o.gstRegistry
+    ? ['--ro-bind', o.gstRegistry, GST_REGISTRY_INSIDE, ...env({ GST_REGISTRY: GST_REGISTRY_INSIDE, GST_REGISTRY_UPDATE: 'no' })]
+    : [];
   return [
     'bwrap', ...baseArgs(),
     '--bind', o.run, RUN_INSIDE, '--bind', `${o.run}/x11`, '/tmp/.X11-unix', '--ro-bind', o.agentDir, AGENT_INSIDE,
+    ...registry,
     ...env({ HOME: '/tmp', PATH: DESKTOP_PATH, LANG: 'C.UTF-8', DISPLAY: ':0', XAUTHORITY: `${RUN_INSIDE}/xauth` }),
     ...asUser(o.uid, o.gid),
     '/usr/bin/python3', `${AGENT_INSIDE}/${o.agentFile}`,
