@@ -59,6 +59,10 @@ const EXIT_REASONS: Record<number, string> = {
  * agent listen on Unix sockets in the run dir, which only that user and the server can open; x11vnc therefore
  * needs no password: the server's authenticated gateway is its only possible client.
  */
+/** A sandbox that ended before its X server came up (a failed setup, worth one more try). */
+class SandboxEndedAtStart extends Error {}
+const START_ATTEMPTS = 3;
+
 export function createLocalProvider(opts: LocalProviderOptions): MachineProvider {
   const dataDir = path.resolve(opts.dataDir);
   const root = path.join(dataDir, 'machines');
@@ -233,7 +237,7 @@ export function createLocalProvider(opts: LocalProviderOptions): MachineProvider
         const code = exitCode(id);
         const log = logTail(id);
         await cleanup(id);
-        throw new Error(`the desktop sandbox ended at start (exit ${code ?? 'unknown'}): ${log}`);
+        throw new SandboxEndedAtStart(`the desktop sandbox ended at start (exit ${code ?? 'unknown'}): ${log}`);
       }
       await new Promise((r) => setTimeout(r, 30));
     }
@@ -286,7 +290,16 @@ export function createLocalProvider(opts: LocalProviderOptions): MachineProvider
         const s = readState(machineId);
         if (supervisorAlive(s)) return; // running or coming up: adopt it
         await cleanup(machineId); // leftovers of a desktop that died or of a start a crash interrupted
-        await launch(machineId, name, homeKey ?? machineId);
+        // bubblewrap can fail to set up the sandbox's loopback under many parallel starts ("Failed RTM_NEWADDR"):
+        // a sandbox that ends at once is started again, twice at most, before the start counts as failed.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            return await launch(machineId, name, homeKey ?? machineId);
+          } catch (err) {
+            if (attempt >= START_ATTEMPTS || !(err instanceof SandboxEndedAtStart)) throw err;
+            opts.log?.warn({ machineId, attempt, err: err.message }, 'desktop sandbox ended at start; starting it again');
+          }
+        }
       }),
 
     async describe(machineId): Promise<ObservedDesktop> {
