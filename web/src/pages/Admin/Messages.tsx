@@ -2,7 +2,8 @@ import { useState } from 'react';
 import { useInfiniteQuery } from '@tanstack/react-query';
 import { MessageSourceFilter, type MessageDelivery } from '@hyperdesk/contract';
 import { adminMessagesQuery } from '../../api/admin';
-import { Badge, formatDate, PagedList, Panel, SearchForm } from './parts';
+import { Badge, formatDate, Panel, SearchForm } from './parts';
+import { KeysetTable } from './KeysetTable';
 import styles from './Admin.module.css';
 
 const DELIVERY: Record<MessageDelivery, { label: string; tone?: 'good' | 'warn' | 'bad' }> = {
@@ -35,44 +36,33 @@ export default function Messages() {
         </SearchForm>
       }
     >
-      <PagedList result={result} what="messages" empty="No messages match these filters.">
-        {(items) => (
-          <table className={styles.table}>
-            <caption className="sr-only">Messages</caption>
-            <thead>
-              <tr>
-                <th scope="col">Received</th>
-                <th scope="col">From</th>
-                <th scope="col">Form</th>
-                <th scope="col">Message</th>
-                <th scope="col">Status</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((m) => (
-                <tr key={m.id}>
-                  <td>{formatDate(m.createdAt)}</td>
-                  <td>
-                    {m.name}
-                    <span className={styles.sub}>{m.email}</span>
-                    {m.signedIn ? <span className={styles.sub}>signed in</span> : null}
-                  </td>
-                  <td>
-                    {m.source === 'support' ? 'Contact Support' : 'Contact Us'}
-                    <span className={styles.sub}>to {m.recipient}</span>
-                  </td>
-                  <td className={styles.query}>{m.query}</td>
-                  <td>
-                    <Badge tone={DELIVERY[m.delivery].tone}>{DELIVERY[m.delivery].label}</Badge>
-                    {m.attempts ? <span className={styles.sub}>{m.attempts} attempt{m.attempts === 1 ? '' : 's'}</span> : null}
-                    {m.lastError ? <span className={styles.sub}>{m.lastError}</span> : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+      <KeysetTable
+        result={result}
+        what="messages"
+        empty="No messages match these filters."
+        caption="Messages"
+        columns={['Received', 'From', 'Form', 'Message', 'Status']}
+        row={(m) => (
+          <tr key={m.id}>
+            <td>{formatDate(m.createdAt)}</td>
+            <td>
+              {m.name}
+              <span className={styles.sub}>{m.email}</span>
+              {m.signedIn ? <span className={styles.sub}>signed in</span> : null}
+            </td>
+            <td>
+              {m.source === 'support' ? 'Contact Support' : 'Contact Us'}
+              <span className={styles.sub}>to {m.recipient}</span>
+            </td>
+            <td className={styles.query}>{m.query}</td>
+            <td>
+              <Badge tone={DELIVERY[m.delivery].tone}>{DELIVERY[m.delivery].label}</Badge>
+              {m.attempts ? <span className={styles.sub}>{m.attempts} attempt{m.attempts === 1 ? '' : 's'}</span> : null}
+              {m.lastError ? <span className={styles.sub}>{m.lastError}</span> : null}
+            </td>
+          </tr>
         )}
-      </PagedList>
+      />
     </Panel>
   );
 }
