@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { useInfiniteQuery } from '@tanstack/react-query';
 import { FleetState, type AdminMachine, type MachineAction } from '@hyperdesk/contract';
 import { adminFleetQuery, runMachineAction } from '../../api/admin';
-import { ActionStatus, Badge, formatDate, formatMinutes, Panel, SearchForm } from './parts';
+import { ActionStatus, Badge, formatDate, formatMinutes, FilterSelect, Panel, SearchForm } from './parts';
 import { useAdminAction } from './useAction';
 import { KeysetTable } from './KeysetTable';
 import styles from './Admin.module.css';
@@ -31,16 +31,7 @@ export default function Fleet() {
       hint="Actions set the desired state; the reconciler converges the machine. Updates every 5 seconds."
       filters={
         <SearchForm label="Owner, instructor or machine" placeholder="e-mail, name or id" onSearch={setQ}>
-          <label>
-            State
-            <select value={state} onChange={(e) => setState(FleetState.parse(e.target.value))}>
-              {FleetState.options.map((s) => (
-                <option key={s} value={s}>
-                  {STATE_LABEL[s]}
-                </option>
-              ))}
-            </select>
-          </label>
+          <FilterSelect label="State" schema={FleetState} value={state} labels={(s) => STATE_LABEL[s]} onChange={setState} />
         </SearchForm>
       }
     >

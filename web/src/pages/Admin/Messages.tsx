@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { useInfiniteQuery } from '@tanstack/react-query';
 import { MessageSourceFilter, type MessageDelivery } from '@hyperdesk/contract';
 import { adminMessagesQuery } from '../../api/admin';
-import { Badge, formatDate, Panel, SearchForm } from './parts';
+import { Badge, formatDate, FilterSelect, Panel, SearchForm } from './parts';
 import { KeysetTable } from './KeysetTable';
 import styles from './Admin.module.css';
 
@@ -13,6 +13,8 @@ const DELIVERY: Record<MessageDelivery, { label: string; tone?: 'good' | 'warn' 
   failed: { label: 'delivery failed', tone: 'bad' },
   unknown: { label: 'no mail record' },
 };
+
+const SOURCE_LABEL: Record<MessageSourceFilter, string> = { all: 'Both forms', contact: 'Contact Us', support: 'Contact Support' };
 
 /** Contact Us and Contact Support messages, with the delivery state of their e-mail. */
 export default function Messages() {
@@ -25,14 +27,7 @@ export default function Messages() {
       hint="What visitors sent through Contact Us and Contact Support, and whether its e-mail went out."
       filters={
         <SearchForm label="Sender or text" placeholder="e-mail, name or words" onSearch={setQ}>
-          <label>
-            Form
-            <select value={source} onChange={(e) => setSource(MessageSourceFilter.parse(e.target.value))}>
-              <option value="all">Both forms</option>
-              <option value="contact">Contact Us</option>
-              <option value="support">Contact Support</option>
-            </select>
-          </label>
+          <FilterSelect label="Form" schema={MessageSourceFilter} value={source} labels={(s) => SOURCE_LABEL[s]} onChange={setSource} />
         </SearchForm>
       }
     >

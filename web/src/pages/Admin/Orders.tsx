@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { useInfiniteQuery } from '@tanstack/react-query';
 import { OrderStatusFilter, type AdminOrder } from '@hyperdesk/contract';
 import { adminOrdersQuery, refulfilOrder } from '../../api/admin';
-import { ActionStatus, Badge, formatDate, formatMoney, Panel, SearchForm } from './parts';
+import { ActionStatus, Badge, formatDate, formatMoney, FilterSelect, Panel, SearchForm } from './parts';
 import { useAdminAction } from './useAction';
 import { KeysetTable } from './KeysetTable';
 import styles from './Admin.module.css';
@@ -24,16 +24,7 @@ export default function Orders() {
       hint="Re-running fulfilment reads the payment provider again; an order already delivered stays as it is."
       filters={
         <SearchForm label="Buyer, session or id" placeholder="e-mail, cs_… or order id" onSearch={setQ}>
-          <label>
-            Status
-            <select value={status} onChange={(e) => setStatus(OrderStatusFilter.parse(e.target.value))}>
-              {OrderStatusFilter.options.map((s) => (
-                <option key={s} value={s}>
-                  {s === 'all' ? 'All orders' : s}
-                </option>
-              ))}
-            </select>
-          </label>
+          <FilterSelect label="Status" schema={OrderStatusFilter} value={status} labels={(s) => (s === 'all' ? 'All orders' : s)} onChange={setStatus} />
         </SearchForm>
       }
     >

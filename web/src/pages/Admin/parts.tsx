@@ -38,6 +38,28 @@ export function SearchForm({ label, placeholder, onSearch, children }: { label: 
   );
 }
 
+/** A filter's select over a contract enum (`schema`); the chosen value is parsed by it before `onChange`. */
+export function FilterSelect<T extends string>({ label, schema, value, labels, onChange }: {
+  label: string;
+  schema: { options: readonly NoInfer<T>[]; parse(v: unknown): NoInfer<T> };
+  value: T;
+  labels(v: NoInfer<T>): string;
+  onChange(v: NoInfer<T>): void;
+}) {
+  return (
+    <label>
+      {label}
+      <select value={value} onChange={(e) => onChange(schema.parse(e.target.value))}>
+        {schema.options.map((s) => (
+          <option key={s} value={s}>
+            {labels(s)}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
 /** What the last action did (polite) or why it failed (alert). */
 export function ActionStatus({ message, error }: { message: string | null; error: string | null }) {
   if (error) return <p className={`${styles.status} ${styles.statusError}`} role="alert">{error}</p>;
