@@ -1,8 +1,10 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { expect } from 'vitest';
-import type { Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect } from 'vitest';
+import type { Browser, BrowserContext, BrowserContextOptions, Locator, Page } from 'playwright-core';
 import { solveChallenge } from 'altcha-lib/v1';
+import { launchBrowser, startServer, type RunningServer } from '../harness';
+import { startInbox, type Inbox } from '../inbox';
 
 const AXE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../node_modules/axe-core/axe.min.js');
 
@@ -124,4 +126,39 @@ export async function mailedLink(inbox: { mails: { to: string[]; raw: string }[]
     )
     .toBeTruthy();
   return link!;
+}
+
+/**
+ * The setup of a browser test that reads mail: a local SMTP inbox, a server that mails to it and Chromium, started
+ * before the file's tests and closed after them, with every context opened through `newContext`. Call at top level.
+ */
+export function withMailServer() {
+  let inbox: Inbox;
+  let server: RunningServer;
+  let browser: Browser;
+  const contexts: BrowserContext[] = [];
+  beforeAll(async () => {
+    inbox = await startInbox();
+    [server, browser] = await Promise.all([startServer({ SMTP_URL: inbox.url }), launchBrowser()]);
+  });
+  afterAll(async () => {
+    await Promise.all(contexts.map((c) => c.close()));
+    await browser?.close();
+    await server?.close();
+    await inbox?.close();
+  });
+  return {
+    get inbox() {
+      return inbox;
+    },
+    get server() {
+      return server;
+    },
+    /** A 1280×800 context unless `options` say otherwise; closed after the file's tests. */
+    async newContext(options: BrowserContextOptions = {}): Promise<BrowserContext> {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, ...options });
+      contexts.push(context);
+      return context;
+    },
+  };
 }

@@ -1,54 +1,18 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Browser, BrowserContext } from 'playwright-core';
-import { launchBrowser, snap, startServer, uniqueEmail, type RunningServer } from '../harness';
-import { alertText, avatarText, header, loginWithPopup, logoutWithMenu, openFromHeader, seedUser } from './auth-helpers';
-import { startInbox, type Inbox } from '../inbox';
+import { expect, it } from 'vitest';
+import { snap, uniqueEmail } from '../harness';
+import { alertText, avatarText, header, loginWithPopup, logoutWithMenu, mailedLink, openFromHeader, seedUser, withMailServer } from './auth-helpers';
 
-/** Mails the server delivered to our local SMTP server, raw. */
-let inbox: Inbox;
-let server: RunningServer;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
-
-beforeAll(async () => {
-  inbox = await startInbox();
-  [server, browser] = await Promise.all([startServer({ SMTP_URL: inbox.url }), launchBrowser()]);
-});
-afterAll(async () => {
-  await Promise.all(contexts.map((c) => c.close()));
-  await browser?.close();
-  await server?.close();
-  await inbox?.close();
-});
+const setup = withMailServer();
 
 async function newPage() {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  contexts.push(context);
-  return context.newPage();
-}
-
-/** The reset link of the latest mail to `email` (quoted-printable soft breaks and =3D undone). */
-async function resetLinkFor(email: string): Promise<string> {
-  let link: string | undefined;
-  await expect
-    .poll(
-      () => {
-        const mail = inbox.mails.filter((m) => m.to.includes(email)).at(-1);
-        const text = mail?.raw.replace(/=\r?\n/g, '').replace(/=3D/g, '=');
-        link = text?.match(/https?:\/\/[^\s"<>]+\/reset-password\?token=[A-Za-z0-9_-]+/)?.[0];
-        return link;
-      },
-      { timeout: 30_000, interval: 250 },
-    )
-    .toBeTruthy();
-  return link!;
+  return (await setup.newContext()).newPage();
 }
 
 it('resets a forgotten password through the e-mailed link, then logs in with the new one', async () => {
   const account = { name: 'Alan Turing', email: uniqueEmail('alan'), password: 'enigma1912' };
-  await seedUser(server.base, account);
+  await seedUser(setup.server.base, account);
   const page = await newPage();
-  await page.goto(server.base + '/');
+  await page.goto(setup.server.base + '/');
   const login = await openFromHeader(page, 'Login');
   await login.getByRole('button', { name: 'Forgot Password', exact: true }).click();
   const forgot = page.getByRole('dialog', { name: 'Forgot Password' });
@@ -65,8 +29,8 @@ it('resets a forgotten password through the e-mailed link, then logs in with the
   await snap(page, 'auth-forgot-popup-sent');
   await sent.getByRole('button', { name: 'Got It' }).click();
 
-  const link = await resetLinkFor(account.email);
-  expect(link.startsWith(`${server.base}/reset-password?token=`)).toBe(true);
+  const link = await mailedLink(setup.inbox, account.email, '/reset-password');
+  expect(link.startsWith(`${setup.server.base}/reset-password?token=`)).toBe(true);
   await page.goto(link);
   await page.getByRole('heading', { level: 1, name: 'Reset your password' }).waitFor();
   await snap(page, 'auth-reset-page');
@@ -88,10 +52,10 @@ it('resets a forgotten password through the e-mailed link, then logs in with the
   expect(await alertText(dialog)).toBe('Unable to login. Please cross check your login details.');
   await dialog.getByLabel('Password', { exact: true }).fill('bombe-1940');
   await dialog.getByRole('button', { name: 'Login', exact: true }).click();
-  await page.waitForURL(`${server.base}/dashboard`, { timeout: 15_000 });
+  await page.waitForURL(`${setup.server.base}/dashboard`, { timeout: 15_000 });
 
   // The link works once.
-  await logoutWithMenu(page, server.base);
+  await logoutWithMenu(page, setup.server.base);
   await page.goto(link);
   await page.getByLabel('New Password', { exact: true }).fill('another-1');
   await page.getByLabel('Re-enter New Password', { exact: true }).fill('another-1');
@@ -101,12 +65,12 @@ it('resets a forgotten password through the e-mailed link, then logs in with the
 
 it('changes the password on Account Details with every message of the modal and its success state', async () => {
   const account = { name: 'Ada King Lovelace', email: uniqueEmail('ada'), password: 'engine-1843' };
-  await seedUser(server.base, account);
+  await seedUser(setup.server.base, account);
   const page = await newPage();
-  await loginWithPopup(page, server.base, account.email, account.password);
+  await loginWithPopup(page, setup.server.base, account.email, account.password);
   await header(page).getByRole('button', { name: /^Account menu/ }).click();
   await page.getByRole('menuitem', { name: 'Account Details' }).click();
-  await page.waitForURL(`${server.base}/profile`);
+  await page.waitForURL(`${setup.server.base}/profile`);
   await page.getByRole('heading', { level: 1, name: 'Account Details' }).waitFor();
   const name = page.getByLabel('Display Name');
   await expect.poll(() => name.inputValue()).toBe('Ada King Lovelace');
@@ -173,6 +137,6 @@ it('changes the password on Account Details with every message of the modal and 
   await expect(modal.count()).resolves.toBe(0);
   await page.keyboard.press('Escape');
 
-  await logoutWithMenu(page, server.base);
-  await loginWithPopup(page, server.base, account.email, 'difference-1');
+  await logoutWithMenu(page, setup.server.base);
+  await loginWithPopup(page, setup.server.base, account.email, 'difference-1');
 });

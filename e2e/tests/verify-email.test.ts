@@ -1,35 +1,18 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Browser, BrowserContext } from 'playwright-core';
-import { launchBrowser, snap, startServer, uniqueEmail, type RunningServer } from '../harness';
-import { startInbox, type Inbox } from '../inbox';
-import { mailedLink, openFromHeader, seriousViolations, solveCaptcha } from './auth-helpers';
+import { expect, it } from 'vitest';
+import { snap, uniqueEmail } from '../harness';
+import { mailedLink, openFromHeader, seriousViolations, solveCaptcha, withMailServer } from './auth-helpers';
 
 /**
  * E-mail verification (issue 11) in Chromium: sign up, the dashboard's reminder, the link from the mailbox (a real
  * SMTP server on loopback), the verified page, the reminder gone; a used link offers a new one.
  */
 
-let inbox: Inbox;
-let server: RunningServer;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
-
-beforeAll(async () => {
-  inbox = await startInbox();
-  [server, browser] = await Promise.all([startServer({ SMTP_URL: inbox.url }), launchBrowser()]);
-});
-afterAll(async () => {
-  await Promise.all(contexts.map((c) => c.close()));
-  await browser?.close();
-  await server?.close();
-  await inbox?.close();
-});
+const setup = withMailServer();
 
 it('sign up → reminder on the dashboard → resend → open the link → verified → reminder gone; a used link offers a new one', { timeout: 180_000 }, async () => {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, bypassCSP: true });
-  contexts.push(context);
+  const context = await setup.newContext({ bypassCSP: true });
   const page = await context.newPage();
-  await page.goto(`${server.base}/`);
+  await page.goto(`${setup.server.base}/`);
   const email = uniqueEmail('grace');
   const dialog = await openFromHeader(page, 'Sign Up');
   await dialog.getByLabel('Name', { exact: true }).fill('Grace Hopper');
@@ -38,32 +21,31 @@ it('sign up → reminder on the dashboard → resend → open the link → verif
   await dialog.getByLabel('Re-enter Password', { exact: true }).fill('cobol-1959');
   await solveCaptcha(dialog);
   await dialog.getByRole('button', { name: 'Sign Up', exact: true }).click();
-  await page.waitForURL(`${server.base}/welcome`, { timeout: 15_000 });
-  const first = await mailedLink(inbox, email, '/verify-email');
+  await page.waitForURL(`${setup.server.base}/welcome`, { timeout: 15_000 });
+  const first = await mailedLink(setup.inbox, email, '/verify-email');
 
   // Single users keep buying as before; the dashboard reminds them gently.
-  await page.goto(`${server.base}/dashboard`);
+  await page.goto(`${setup.server.base}/dashboard`);
   const banner = page.getByRole('region', { name: 'E-mail verification' });
   await banner.getByText(`Please verify your e-mail address: open the link we sent to ${email}.`).waitFor({ timeout: 20_000 });
   await page.getByText('Set up your Cloud Machine to get started').waitFor();
   expect(await seriousViolations(page)).toEqual([]);
   await snap(page, 'verify-01-dashboard-reminder');
-  const seen = inbox.mails.filter((m) => m.to.includes(email)).length;
+  const seen = setup.inbox.mails.filter((m) => m.to.includes(email)).length;
   await banner.getByRole('button', { name: 'Resend e-mail' }).click();
   await banner.getByText('E-mail sent. Please check your inbox.').waitFor();
-  const resent = await mailedLink(inbox, email, '/verify-email', seen);
+  const resent = await mailedLink(setup.inbox, email, '/verify-email', seen);
   expect(resent).not.toBe(first);
 
   // A link that does not work (expired, used, mistyped) offers a new one while the address is unverified.
-  await page.goto(`${server.base}/verify-email?token=not-a-real-token`);
+  await page.goto(`${setup.server.base}/verify-email?token=not-a-real-token`);
   await page.getByRole('alert').filter({ hasText: 'This verification link has expired or was already used.' }).waitFor({ timeout: 20_000 });
   await page.getByRole('button', { name: 'Resend e-mail' }).waitFor();
   expect(await seriousViolations(page)).toEqual([]);
   await snap(page, 'verify-02-bad-link');
 
   // Opened where nobody is signed in (another device, or someone who did not sign up): not verified, not spent.
-  const elsewhere = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  contexts.push(elsewhere);
+  const elsewhere = await setup.newContext();
   const other = await elsewhere.newPage();
   await other.goto(resent);
   await other.getByRole('alert').filter({ hasText: 'Please log in to finish verifying your e-mail address, then open this link again.' }).waitFor({ timeout: 20_000 });
@@ -76,7 +58,7 @@ it('sign up → reminder on the dashboard → resend → open the link → verif
   expect(await seriousViolations(page)).toEqual([]);
   await snap(page, 'verify-03-verified');
   await page.getByRole('link', { name: 'Go to Dashboard' }).click();
-  await page.waitForURL(`${server.base}/dashboard`);
+  await page.waitForURL(`${setup.server.base}/dashboard`);
   await page.getByText('Set up your Cloud Machine to get started').waitFor();
   expect(await banner.count()).toBe(0);
 

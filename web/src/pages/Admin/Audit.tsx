@@ -1,7 +1,8 @@
 import { useState } from 'react';
 import { useInfiniteQuery } from '@tanstack/react-query';
 import { adminAuditQuery } from '../../api/admin';
-import { formatDate, PagedList, Panel, SearchForm } from './parts';
+import { formatDate, Panel, SearchForm } from './parts';
+import { KeysetTable } from './KeysetTable';
 import styles from './Admin.module.css';
 
 const json = (v: unknown) => (v === null || v === undefined ? '—' : JSON.stringify(v, null, 1));
@@ -16,42 +17,30 @@ export default function Audit() {
       hint="Every console action, newest first. The server only ever appends to it."
       filters={<SearchForm label="Operator, action or target" placeholder="e-mail, hours.adjust or an id" onSearch={setQ} />}
     >
-      <PagedList result={result} what="audit log" empty={q ? `No entry matches “${q}”.` : 'No operator actions yet.'}>
-        {(items) => (
-          <table className={styles.table}>
-            <caption className="sr-only">Audit log</caption>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Operator</th>
-                <th scope="col">Action</th>
-                <th scope="col">Target</th>
-                <th scope="col">Before</th>
-                <th scope="col">After</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((e) => (
-                <tr key={e.id}>
-                  <td>{formatDate(e.at)}</td>
-                  <td>{e.actor.email}</td>
-                  <td className={styles.mono}>{e.action}</td>
-                  <td>
-                    {e.targetType}
-                    <span className={`${styles.sub} ${styles.mono}`}>{e.targetId}</span>
-                  </td>
-                  <td>
-                    <pre className={styles.json}>{json(e.before)}</pre>
-                  </td>
-                  <td>
-                    <pre className={styles.json}>{json(e.after)}</pre>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+      <KeysetTable
+        result={result}
+        what="audit log"
+        empty={q ? `No entry matches “${q}”.` : 'No operator actions yet.'}
+        caption="Audit log"
+        columns={['When', 'Operator', 'Action', 'Target', 'Before', 'After']}
+        row={(e) => (
+          <tr key={e.id}>
+            <td>{formatDate(e.at)}</td>
+            <td>{e.actor.email}</td>
+            <td className={styles.mono}>{e.action}</td>
+            <td>
+              {e.targetType}
+              <span className={`${styles.sub} ${styles.mono}`}>{e.targetId}</span>
+            </td>
+            <td>
+              <pre className={styles.json}>{json(e.before)}</pre>
+            </td>
+            <td>
+              <pre className={styles.json}>{json(e.after)}</pre>
+            </td>
+          </tr>
         )}
-      </PagedList>
+      />
     </Panel>
   );
 }

@@ -2,8 +2,9 @@ import { useState } from 'react';
 import { useInfiniteQuery } from '@tanstack/react-query';
 import { FleetState, type AdminMachine, type MachineAction } from '@hyperdesk/contract';
 import { adminFleetQuery, runMachineAction } from '../../api/admin';
-import { ActionStatus, Badge, formatDate, formatMinutes, PagedList, Panel, SearchForm } from './parts';
+import { ActionStatus, Badge, formatDate, formatMinutes, FilterSelect, Panel, SearchForm } from './parts';
 import { useAdminAction } from './useAction';
+import { KeysetTable } from './KeysetTable';
 import styles from './Admin.module.css';
 
 const STATE_LABEL: Record<FleetState, string> = {
@@ -30,74 +31,51 @@ export default function Fleet() {
       hint="Actions set the desired state; the reconciler converges the machine. Updates every 5 seconds."
       filters={
         <SearchForm label="Owner, instructor or machine" placeholder="e-mail, name or id" onSearch={setQ}>
-          <label>
-            State
-            <select value={state} onChange={(e) => setState(FleetState.parse(e.target.value))}>
-              {FleetState.options.map((s) => (
-                <option key={s} value={s}>
-                  {STATE_LABEL[s]}
-                </option>
-              ))}
-            </select>
-          </label>
+          <FilterSelect label="State" schema={FleetState} value={state} labels={(s) => STATE_LABEL[s]} onChange={setState} />
         </SearchForm>
       }
     >
       <ActionStatus message={action.message} error={action.error} />
-      <PagedList result={result} what="machines" empty="No machine matches these filters.">
-        {(items) => (
-          <table className={styles.table}>
-            <caption className="sr-only">Machines</caption>
-            <thead>
-              <tr>
-                <th scope="col">Machine</th>
-                <th scope="col">Owner or course</th>
-                <th scope="col">State</th>
-                <th scope="col" className={styles.num}>Hours left</th>
-                <th scope="col">Provider</th>
-                <th scope="col">Online since</th>
-                <th scope="col">Last stop reason</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((m) => (
-                <tr key={m.id}>
-                  <td>
-                    {m.name}
-                    <span className={`${styles.sub} ${styles.mono}`}>{m.id}</span>
-                  </td>
-                  <td>
-                    {m.owner ? m.owner.email : m.course ? m.course.name : '—'}
-                    {m.course?.instructorEmail ? <span className={styles.sub}>instructor {m.course.instructorEmail}</span> : null}
-                  </td>
-                  <td>
-                    <Badge tone={TONE[m.observed]}>{m.observed}</Badge>
-                    <span className={styles.sub}>wants {m.desired}</span>
-                  </td>
-                  <td className={styles.num}>{formatMinutes(m.minutesLeft)}</td>
-                  <td>{m.provider ?? '—'}</td>
-                  <td>{formatDate(m.onlineSince)}</td>
-                  <td>{m.stopReason ?? '—'}</td>
-                  <td>
-                    <div className={styles.actions}>
-                      <button type="button" className={styles.small} disabled={action.pending || m.desired === 'running' || m.minutesLeft <= 0} onClick={() => act(m, 'start')}>
-                        Start
-                      </button>
-                      <button type="button" className={styles.small} disabled={action.pending || m.desired === 'stopped'} onClick={() => act(m, 'stop')}>
-                        Stop
-                      </button>
-                      <button type="button" className={`${styles.small} ${styles.danger}`} disabled={action.pending} onClick={() => act(m, 'force-stop')}>
-                        Force stop
-                      </button>
-                    </div>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+      <KeysetTable
+        result={result}
+        what="machines"
+        empty="No machine matches these filters."
+        caption="Machines"
+        columns={['Machine', 'Owner or course', 'State', { label: 'Hours left', num: true }, 'Provider', 'Online since', 'Last stop reason', 'Actions']}
+        row={(m) => (
+          <tr key={m.id}>
+            <td>
+              {m.name}
+              <span className={`${styles.sub} ${styles.mono}`}>{m.id}</span>
+            </td>
+            <td>
+              {m.owner ? m.owner.email : m.course ? m.course.name : '—'}
+              {m.course?.instructorEmail ? <span className={styles.sub}>instructor {m.course.instructorEmail}</span> : null}
+            </td>
+            <td>
+              <Badge tone={TONE[m.observed]}>{m.observed}</Badge>
+              <span className={styles.sub}>wants {m.desired}</span>
+            </td>
+            <td className={styles.num}>{formatMinutes(m.minutesLeft)}</td>
+            <td>{m.provider ?? '—'}</td>
+            <td>{formatDate(m.onlineSince)}</td>
+            <td>{m.stopReason ?? '—'}</td>
+            <td>
+              <div className={styles.actions}>
+                <button type="button" className={styles.small} disabled={action.pending || m.desired === 'running' || m.minutesLeft <= 0} onClick={() => act(m, 'start')}>
+                  Start
+                </button>
+                <button type="button" className={styles.small} disabled={action.pending || m.desired === 'stopped'} onClick={() => act(m, 'stop')}>
+                  Stop
+                </button>
+                <button type="button" className={`${styles.small} ${styles.danger}`} disabled={action.pending} onClick={() => act(m, 'force-stop')}>
+                  Force stop
+                </button>
+              </div>
+            </td>
+          </tr>
         )}
-      </PagedList>
+      />
     </Panel>
   );
 }

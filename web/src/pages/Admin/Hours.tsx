@@ -4,8 +4,9 @@ import { ADJUST_MAX_MINUTES, type AdminMachine } from '@hyperdesk/contract';
 import { adjustHours, adminAdjustmentsQuery, adminFleetQuery } from '../../api/admin';
 import { Dialog } from '../../components/Dialog';
 import forms from '../../components/forms.module.css';
-import { ActionStatus, formatDate, formatMinutes, PagedList, Panel, SearchForm } from './parts';
+import { ActionStatus, formatDate, formatMinutes, Panel, SearchForm } from './parts';
 import { useAdminAction } from './useAction';
+import { KeysetTable } from './KeysetTable';
 import styles from './Admin.module.css';
 
 /** Hours: find a machine, add or take minutes with a reason (a ledger `adjustment`); the recent adjustments below. */
@@ -27,70 +28,50 @@ export default function Hours() {
         {q === '' ? (
           <p className={styles.state}>Search for the user or machine whose hours you want to adjust.</p>
         ) : (
-          <PagedList result={machines} what="machines" empty={`No machine matches “${q}”.`}>
-            {(items) => (
-              <table className={styles.table}>
-                <caption className="sr-only">Machines found</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Machine</th>
-                    <th scope="col">Owner or course</th>
-                    <th scope="col" className={styles.num}>Hours left</th>
-                    <th scope="col">Actions</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {items.map((m) => (
-                    <tr key={m.id}>
-                      <td>
-                        {m.name}
-                        <span className={`${styles.sub} ${styles.mono}`}>{m.id}</span>
-                      </td>
-                      <td>{m.owner?.email ?? m.course?.name ?? '—'}</td>
-                      <td className={styles.num}>{formatMinutes(m.minutesLeft)}</td>
-                      <td>
-                        <button type="button" className={styles.small} onClick={() => setTarget(m)}>
-                          Adjust hours
-                        </button>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+          <KeysetTable
+            result={machines}
+            what="machines"
+            empty={`No machine matches “${q}”.`}
+            caption="Machines found"
+            columns={['Machine', 'Owner or course', { label: 'Hours left', num: true }, 'Actions']}
+            row={(m) => (
+              <tr key={m.id}>
+                <td>
+                  {m.name}
+                  <span className={`${styles.sub} ${styles.mono}`}>{m.id}</span>
+                </td>
+                <td>{m.owner?.email ?? m.course?.name ?? '—'}</td>
+                <td className={styles.num}>{formatMinutes(m.minutesLeft)}</td>
+                <td>
+                  <button type="button" className={styles.small} onClick={() => setTarget(m)}>
+                    Adjust hours
+                  </button>
+                </td>
+              </tr>
             )}
-          </PagedList>
+          />
         )}
       </Panel>
       <div style={{ height: 24 }} />
       <Panel title="Recent adjustments" hint="Every adjustment in the ledger, newest first.">
-        <PagedList result={adjustments} what="adjustments" empty="No adjustments yet.">
-          {(items) => (
-            <table className={styles.table}>
-              <caption className="sr-only">Recent adjustments</caption>
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">Machine</th>
-                  <th scope="col" className={styles.num}>Change</th>
-                  <th scope="col">Reason</th>
-                </tr>
-              </thead>
-              <tbody>
-                {items.map((a) => (
-                  <tr key={a.id}>
-                    <td>{formatDate(a.createdAt)}</td>
-                    <td>
-                      {a.machineName}
-                      <span className={styles.sub}>{a.ownerEmail ?? a.machineId}</span>
-                    </td>
-                    <td className={styles.num}>{a.minutes > 0 ? '+' : ''}{formatMinutes(a.minutes)}</td>
-                    <td>{a.reason}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+        <KeysetTable
+          result={adjustments}
+          what="adjustments"
+          empty="No adjustments yet."
+          caption="Recent adjustments"
+          columns={['When', 'Machine', { label: 'Change', num: true }, 'Reason']}
+          row={(a) => (
+            <tr key={a.id}>
+              <td>{formatDate(a.createdAt)}</td>
+              <td>
+                {a.machineName}
+                <span className={styles.sub}>{a.ownerEmail ?? a.machineId}</span>
+              </td>
+              <td className={styles.num}>{a.minutes > 0 ? '+' : ''}{formatMinutes(a.minutes)}</td>
+              <td>{a.reason}</td>
+            </tr>
           )}
-        </PagedList>
+        />
       </Panel>
       {target ? (
         <AdjustDialog

@@ -2,8 +2,9 @@ import { useState } from 'react';
 import { useInfiniteQuery } from '@tanstack/react-query';
 import { OrderStatusFilter, type AdminOrder } from '@hyperdesk/contract';
 import { adminOrdersQuery, refulfilOrder } from '../../api/admin';
-import { ActionStatus, Badge, formatDate, formatMoney, PagedList, Panel, SearchForm } from './parts';
+import { ActionStatus, Badge, formatDate, formatMoney, FilterSelect, Panel, SearchForm } from './parts';
 import { useAdminAction } from './useAction';
+import { KeysetTable } from './KeysetTable';
 import styles from './Admin.module.css';
 
 const TONE = { paid: 'good', pending: 'warn', failed: 'bad', expired: undefined } as const;
@@ -23,71 +24,49 @@ export default function Orders() {
       hint="Re-running fulfilment reads the payment provider again; an order already delivered stays as it is."
       filters={
         <SearchForm label="Buyer, session or id" placeholder="e-mail, cs_… or order id" onSearch={setQ}>
-          <label>
-            Status
-            <select value={status} onChange={(e) => setStatus(OrderStatusFilter.parse(e.target.value))}>
-              {OrderStatusFilter.options.map((s) => (
-                <option key={s} value={s}>
-                  {s === 'all' ? 'All orders' : s}
-                </option>
-              ))}
-            </select>
-          </label>
+          <FilterSelect label="Status" schema={OrderStatusFilter} value={status} labels={(s) => (s === 'all' ? 'All orders' : s)} onChange={setStatus} />
         </SearchForm>
       }
     >
       <ActionStatus message={action.message} error={action.error} />
-      <PagedList result={result} what="orders" empty="No order matches these filters.">
-        {(items) => (
-          <table className={styles.table}>
-            <caption className="sr-only">Orders</caption>
-            <thead>
-              <tr>
-                <th scope="col">Order</th>
-                <th scope="col">Buyer</th>
-                <th scope="col">Status</th>
-                <th scope="col" className={styles.num}>Amount</th>
-                <th scope="col">Provider</th>
-                <th scope="col">Fulfilment</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((o) => (
-                <tr key={o.id}>
-                  <td>
-                    {o.kind === 'course' ? `Course · ${o.vms} VMs × ${o.hours} h` : `${o.hours} h pack`}
-                    <span className={`${styles.sub} ${styles.mono}`}>{o.id}</span>
-                    <span className={styles.sub}>{formatDate(o.createdAt)}</span>
-                  </td>
-                  <td>{o.userEmail ?? '—'}</td>
-                  <td>
-                    <Badge tone={TONE[o.status]}>{o.status}</Badge>
-                    {o.paidAt ? <span className={styles.sub}>paid {formatDate(o.paidAt)}</span> : null}
-                  </td>
-                  <td className={styles.num}>{formatMoney(o.amountMinor, o.currency)}</td>
-                  <td>
-                    {o.provider}
-                    {o.providerSessionId ? <span className={`${styles.sub} ${styles.mono}`}>{o.providerSessionId}</span> : null}
-                    {o.paymentMethod ? <span className={styles.sub}>{o.paymentMethod}</span> : null}
-                  </td>
-                  <td>
-                    {o.fulfilledAt ? <Badge tone="good">delivered</Badge> : <Badge tone={o.status === 'paid' ? 'bad' : undefined}>not delivered</Badge>}
-                    {o.fulfilledAt ? <span className={styles.sub}>{formatDate(o.fulfilledAt)}</span> : null}
-                    {o.machineId ? <span className={`${styles.sub} ${styles.mono}`}>machine {o.machineId}</span> : null}
-                    {o.courseId ? <span className={`${styles.sub} ${styles.mono}`}>course {o.courseId}</span> : null}
-                  </td>
-                  <td>
-                    <button type="button" className={styles.small} disabled={action.pending || o.status === 'failed' || o.status === 'expired'} onClick={() => refulfil(o)}>
-                      Re-run fulfilment
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+      <KeysetTable
+        result={result}
+        what="orders"
+        empty="No order matches these filters."
+        caption="Orders"
+        columns={['Order', 'Buyer', 'Status', { label: 'Amount', num: true }, 'Provider', 'Fulfilment', 'Actions']}
+        row={(o) => (
+          <tr key={o.id}>
+            <td>
+              {o.kind === 'course' ? `Course · ${o.vms} VMs × ${o.hours} h` : `${o.hours} h pack`}
+              <span className={`${styles.sub} ${styles.mono}`}>{o.id}</span>
+              <span className={styles.sub}>{formatDate(o.createdAt)}</span>
+            </td>
+            <td>{o.userEmail ?? '—'}</td>
+            <td>
+              <Badge tone={TONE[o.status]}>{o.status}</Badge>
+              {o.paidAt ? <span className={styles.sub}>paid {formatDate(o.paidAt)}</span> : null}
+            </td>
+            <td className={styles.num}>{formatMoney(o.amountMinor, o.currency)}</td>
+            <td>
+              {o.provider}
+              {o.providerSessionId ? <span className={`${styles.sub} ${styles.mono}`}>{o.providerSessionId}</span> : null}
+              {o.paymentMethod ? <span className={styles.sub}>{o.paymentMethod}</span> : null}
+            </td>
+            <td>
+              {o.fulfilledAt ? <Badge tone="good">delivered</Badge> : <Badge tone={o.status === 'paid' ? 'bad' : undefined}>not delivered</Badge>}
+              {o.fulfilledAt ? <span className={styles.sub}>{formatDate(o.fulfilledAt)}</span> : null}
+              {o.machineId ? <span className={`${styles.sub} ${styles.mono}`}>machine {o.machineId}</span> : null}
+              {o.courseId ? <span className={`${styles.sub} ${styles.mono}`}>course {o.courseId}</span> : null}
+            </td>
+            <td>
+              <button type="button" className={styles.small} disabled={action.pending || o.status === 'failed' || o.status === 'expired'} onClick={() => refulfil(o)}>
+                Re-run fulfilment
+              </button>
+            </td>
+          </tr>
         )}
-      </PagedList>
+      />
     </Panel>
   );
 }

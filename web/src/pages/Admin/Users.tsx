@@ -5,8 +5,9 @@ import { adminUsersQuery, runUserAction, setUserClaim } from '../../api/admin';
 import { useAuth } from '../../auth/AuthProvider';
 import { Dialog } from '../../components/Dialog';
 import forms from '../../components/forms.module.css';
-import { ActionStatus, Badge, formatDate, PagedList, Panel, SearchForm } from './parts';
+import { ActionStatus, Badge, formatDate, Panel, SearchForm } from './parts';
 import { useAdminAction } from './useAction';
+import { KeysetTable } from './KeysetTable';
 import styles from './Admin.module.css';
 
 const DONE: Record<UserAction, string> = {
@@ -35,71 +36,59 @@ export default function Users() {
       filters={<SearchForm label="E-mail or name" placeholder="ada@example.com" onSearch={setQ} />}
     >
       <ActionStatus message={action.message} error={action.error} />
-      <PagedList result={result} what="users" empty={q ? `No user matches “${q}”.` : 'No users yet.'}>
-        {(items) => (
-          <table className={styles.table}>
-            <caption className="sr-only">Users</caption>
-            <thead>
-              <tr>
-                <th scope="col">User</th>
-                <th scope="col">Claims</th>
-                <th scope="col">Status</th>
-                <th scope="col" className={styles.num}>Sessions</th>
-                <th scope="col">Created</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((u) => (
-                <tr key={u.uid}>
-                  <td>
-                    {u.displayName}
-                    <span className={styles.sub}>{u.email}</span>
-                  </td>
-                  <td>
-                    <div className={styles.actions}>
-                      {u.instructor ? <Badge tone="good">instructor</Badge> : null}
-                      {u.admin ? <Badge tone="warn">admin</Badge> : null}
-                      {!u.instructor && !u.admin ? '—' : null}
-                    </div>
-                  </td>
-                  <td>
-                    {u.disabledAt ? <Badge tone="bad">disabled</Badge> : <Badge tone="good">active</Badge>}
-                    {!u.emailVerified ? <span className={styles.sub}>e-mail not verified</span> : null}
-                  </td>
-                  <td className={styles.num}>{u.activeSessions}</td>
-                  <td>{formatDate(u.createdAt)}</td>
-                  <td>
-                    <div className={styles.actions}>
-                      <button type="button" className={styles.small} disabled={action.pending} onClick={() => claim(u, 'instructor')}>
-                        {u.instructor ? 'Revoke instructor' : 'Grant instructor'}
-                      </button>
-                      <button type="button" className={styles.small} disabled={action.pending || (u.uid === me?.uid && u.admin)} onClick={() => claim(u, 'admin')}>
-                        {u.admin ? 'Revoke admin' : 'Grant admin'}
-                      </button>
-                      <button type="button" className={styles.small} disabled={action.pending} onClick={() => act(u, 'revoke-sessions')}>
-                        End sessions
-                      </button>
-                      <button type="button" className={styles.small} disabled={action.pending} onClick={() => act(u, 'password-reset')}>
-                        Send password reset
-                      </button>
-                      {u.disabledAt ? (
-                        <button type="button" className={styles.small} disabled={action.pending} onClick={() => act(u, 'enable')}>
-                          Enable
-                        </button>
-                      ) : (
-                        <button type="button" className={`${styles.small} ${styles.danger}`} disabled={action.pending || u.uid === me?.uid} onClick={() => setConfirm(u)}>
-                          Disable
-                        </button>
-                      )}
-                    </div>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+      <KeysetTable
+        result={result}
+        what="users"
+        empty={q ? `No user matches “${q}”.` : 'No users yet.'}
+        caption="Users"
+        columns={['User', 'Claims', 'Status', { label: 'Sessions', num: true }, 'Created', 'Actions']}
+        row={(u) => (
+          <tr key={u.uid}>
+            <td>
+              {u.displayName}
+              <span className={styles.sub}>{u.email}</span>
+            </td>
+            <td>
+              <div className={styles.actions}>
+                {u.instructor ? <Badge tone="good">instructor</Badge> : null}
+                {u.admin ? <Badge tone="warn">admin</Badge> : null}
+                {!u.instructor && !u.admin ? '—' : null}
+              </div>
+            </td>
+            <td>
+              {u.disabledAt ? <Badge tone="bad">disabled</Badge> : <Badge tone="good">active</Badge>}
+              {!u.emailVerified ? <span className={styles.sub}>e-mail not verified</span> : null}
+            </td>
+            <td className={styles.num}>{u.activeSessions}</td>
+            <td>{formatDate(u.createdAt)}</td>
+            <td>
+              <div className={styles.actions}>
+                <button type="button" className={styles.small} disabled={action.pending} onClick={() => claim(u, 'instructor')}>
+                  {u.instructor ? 'Revoke instructor' : 'Grant instructor'}
+                </button>
+                <button type="button" className={styles.small} disabled={action.pending || (u.uid === me?.uid && u.admin)} onClick={() => claim(u, 'admin')}>
+                  {u.admin ? 'Revoke admin' : 'Grant admin'}
+                </button>
+                <button type="button" className={styles.small} disabled={action.pending} onClick={() => act(u, 'revoke-sessions')}>
+                  End sessions
+                </button>
+                <button type="button" className={styles.small} disabled={action.pending} onClick={() => act(u, 'password-reset')}>
+                  Send password reset
+                </button>
+                {u.disabledAt ? (
+                  <button type="button" className={styles.small} disabled={action.pending} onClick={() => act(u, 'enable')}>
+                    Enable
+                  </button>
+                ) : (
+                  <button type="button" className={`${styles.small} ${styles.danger}`} disabled={action.pending || u.uid === me?.uid} onClick={() => setConfirm(u)}>
+                    Disable
+                  </button>
+                )}
+              </div>
+            </td>
+          </tr>
         )}
-      </PagedList>
+      />
       <Dialog
         open={confirm !== null}
         onOpenChange={(o) => !o && setConfirm(null)}

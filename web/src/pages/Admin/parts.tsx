@@ -1,6 +1,4 @@
 import { useState, type FormEvent, type ReactNode } from 'react';
-import type { UseInfiniteQueryResult, InfiniteData } from '@tanstack/react-query';
-import { Spinner } from '../../components/Spinner';
 import styles from './Admin.module.css';
 
 /** A section's frame: heading, hint and its filters. */
@@ -40,34 +38,25 @@ export function SearchForm({ label, placeholder, onSearch, children }: { label: 
   );
 }
 
-type Paged<T> = UseInfiniteQueryResult<InfiniteData<{ items: T[]; next: string | null }>>;
-
-/** Loading, error and empty states of a keyset-paginated list, then the table and a "Load more" button. */
-export function PagedList<T>({ result, what, empty, children }: { result: Paged<T>; what: string; empty: string; children(items: T[]): ReactNode }) {
-  if (result.isPending) return <div className={styles.state}><Spinner label={`Loading ${what}`} /></div>;
-  if (result.isError) {
-    return (
-      <div className={styles.state} role="alert">
-        <p>We couldn&apos;t load the {what}: {result.error.message}</p>
-        <button type="button" className={styles.small} onClick={() => void result.refetch()}>
-          Try again
-        </button>
-      </div>
-    );
-  }
-  const items = result.data.pages.flatMap((p) => p.items);
-  if (!items.length) return <p className={styles.state}>{empty}</p>;
+/** A filter's select over a contract enum (`schema`); the chosen value is parsed by it before `onChange`. */
+export function FilterSelect<T extends string>({ label, schema, value, labels, onChange }: {
+  label: string;
+  schema: { options: readonly NoInfer<T>[]; parse(v: unknown): NoInfer<T> };
+  value: T;
+  labels(v: NoInfer<T>): string;
+  onChange(v: NoInfer<T>): void;
+}) {
   return (
-    <>
-      <div className={styles.tableWrap}>{children(items)}</div>
-      {result.hasNextPage ? (
-        <div className={styles.more}>
-          <button type="button" className={styles.small} disabled={result.isFetchingNextPage} onClick={() => void result.fetchNextPage()}>
-            {result.isFetchingNextPage ? 'Loading…' : 'Load more'}
-          </button>
-        </div>
-      ) : null}
-    </>
+    <label>
+      {label}
+      <select value={value} onChange={(e) => onChange(schema.parse(e.target.value))}>
+        {schema.options.map((s) => (
+          <option key={s} value={s}>
+            {labels(s)}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }
 
