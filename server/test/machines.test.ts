@@ -96,6 +96,24 @@ describe('machines API', () => {
     await stream.close();
   });
 
+  it('a desktop whose X server is killed is restarted and online again within 30 s, with one desktop', async () => {
+    const c = await customer(60);
+    await slot(c.token, { packId: c.id });
+    await until('online', async () => (await machineRow(db(), c.id)).observed === 'online', 60_000);
+    const xOf = () => desktopProcesses(dataDir).filter((p) => p.machineId === c.id && p.comm === 'Xvfb');
+    const [x] = xOf();
+    process.kill(x!.pid, 'SIGKILL');
+    // The reconciler sees the desktop gone (health probe every 5 s), records why, and starts it again.
+    await until('a new X server', () => xOf().length === 1 && xOf()[0]!.pid !== x!.pid, 30_000, 100);
+    await until('online again', async () => (await machineRow(db(), c.id)).observed === 'online' && !!(await s.app.ctx.machines.endpointOf(c.id)), 30_000, 100);
+    const procs = desktopProcesses(dataDir).filter((p) => p.machineId === c.id);
+    expect(procs.filter((p) => p.comm === 'Xvfb')).toHaveLength(1);
+    expect(procs.filter((p) => p.comm === 'x11vnc')).toHaveLength(1);
+    expect((await vncHandshake((await s.app.ctx.machines.endpointOf(c.id))!)).name).toBe((await machineRow(db(), c.id)).name);
+    await slot(c.token, { packId: c.id, terminate: true });
+    await until('offline', async () => (await machineRow(db(), c.id)).observed === 'offline', 30_000);
+  });
+
   it('the event stream only carries events of the caller', async () => {
     const a = await customer(60);
     const b = await customer(60);
