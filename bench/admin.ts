@@ -14,6 +14,7 @@ import { freshDatabase, testConfig } from '../server/test/harness';
 import { insertUser, toPrincipal } from '../server/src/modules/identity/users';
 import { encodeCursor } from '../server/src/modules/admin/cursor';
 import { fmtMs, percentile } from './stats';
+import { runOnEachDatabase } from './each-database';
 
 const CALLS = Number(process.argv[2] ?? 200);
 const USERS = 10_000;
@@ -127,18 +128,4 @@ async function bench(kind: string) {
   await drop();
 }
 
-async function main() {
-  const url = process.env.DATABASE_URL;
-  if (url) await bench('postgres');
-  else console.log('DATABASE_URL unset: PostgreSQL skipped');
-  delete process.env.DATABASE_URL;
-  await bench('pglite');
-}
-
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runOnEachDatabase(bench);

@@ -20,6 +20,7 @@ import { manualClock } from '../server/src/lib/clock';
 import { createMetering } from '../server/src/modules/machines/metering';
 import { seedCourseOrder, seedUser } from '../server/src/modules/courses/fixtures/seed';
 import { fmtMs, percentile, ratio } from './stats';
+import { runOnEachDatabase } from './each-database';
 
 const SECONDS = Number(process.argv[2] ?? 8);
 const DAY = 86_400_000;
@@ -131,18 +132,4 @@ async function bench(kind: string) {
   console.log(`${kind.padEnd(8)} metering tick, 40 online machines: first ${fmtMs(ticks[0]!)}, then p50 ${fmtMs(percentile(ticks.slice(1), 50))} (${n} ledger rows)`);
 }
 
-async function main() {
-  const url = process.env.DATABASE_URL;
-  if (url) await bench('postgres');
-  else console.log('DATABASE_URL unset: PostgreSQL skipped');
-  delete process.env.DATABASE_URL;
-  await bench('pglite');
-}
-
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runOnEachDatabase(bench);
