@@ -77,7 +77,7 @@ export function createLocalProvider(opts: LocalProviderOptions): MachineProvider
   const lastDiskCheck = new Map<string, number>();
   let agentMissingLogged = false;
   const registryFile = path.join(dataDir, 'gstreamer', 'registry.bin');
-  buildGstRegistry(registryFile, opts.log);
+  let registryBuilt = false;
 
   const valid = (id: string) => {
     if (!ID.test(id)) throw new Error(`invalid id ${JSON.stringify(id)}`);
@@ -180,6 +180,9 @@ export function createLocalProvider(opts: LocalProviderOptions): MachineProvider
       agentMissingLogged = true;
       return [];
     }
+    // Built at this process's first desktop start (not for every provider a CLI or a test creates).
+    if (!registryBuilt) buildGstRegistry(registryFile, opts.log);
+    registryBuilt = true;
     const gstRegistry = existsSync(registryFile) ? registryFile : undefined;
     return agentArgs({ run: runOf(id), uid, gid, agentDir: path.dirname(agentScript), agentFile: path.basename(agentScript), gstRegistry });
   }
@@ -386,7 +389,7 @@ export function createLocalProvider(opts: LocalProviderOptions): MachineProvider
 }
 
 /**
- * Builds GStreamer's plugin registry once per server start (so it follows package upgrades), for the streaming
+ * Builds GStreamer's plugin registry once per server process (so it follows package upgrades), for the streaming
  * agents to read. In the background: a desktop started before it is ready lets its agent scan for itself.
  */
 function buildGstRegistry(file: string, log?: LocalProviderOptions['log']): void {
