@@ -5,7 +5,6 @@ import {
   validatorCompiler,
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
-import helmet from '@fastify/helmet';
 import cookie from '@fastify/cookie';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
@@ -24,6 +23,7 @@ import { serveWeb } from './web';
 import { logSerializers } from './lib/redact';
 import { stdoutLogStream } from './lib/log-stream';
 import { counterStore } from './lib/rate-limit-store';
+import { registerSecurityHeaders } from './http/security-headers';
 
 export interface AppDeps {
   config: Config;
@@ -88,7 +88,7 @@ export async function buildApp(deps: AppDeps) {
     });
   });
 
-  await app.register(helmet, {
+  registerSecurityHeaders(app, {
     contentSecurityPolicy: {
       directives: {
         defaultSrc: ["'self'"],

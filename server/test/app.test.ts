@@ -27,9 +27,14 @@ describe('server basics', () => {
     expect(res.body).toMatchObject({ statusCode: 404, error: 'Not Found', reqId: expect.any(String) });
   });
 
-  it('sends security headers', async () => {
-    const res = await s.call('GET', '/healthz');
-    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
-    expect(res.headers.get('content-security-policy')).toContain("default-src 'self'");
+  it('sends security headers on every kind of answer', async () => {
+    for (const path of ['/healthz', '/v1/nope', '/v1/user/wallet/balance', '/']) {
+      const res = await s.call('GET', path);
+      expect(res.headers.get('x-content-type-options'), path).toBe('nosniff');
+      expect(res.headers.get('content-security-policy'), path).toContain("default-src 'self'");
+      expect(res.headers.get('content-security-policy'), path).toContain("frame-ancestors 'none'");
+      expect(res.headers.get('strict-transport-security'), path).toMatch(/max-age=\d+/);
+      expect(res.headers.get('x-powered-by'), path).toBeNull();
+    }
   });
 });

@@ -104,7 +104,10 @@ describe('machines API', () => {
     const [x] = xOf();
     process.kill(x!.pid, 'SIGKILL');
     // The reconciler sees the desktop gone (health probe every 5 s), records why, and starts it again.
-    await until('a new X server', () => xOf().length === 1 && xOf()[0]!.pid !== x!.pid, 30_000, 100);
+    await until('a new X server', () => {
+      const now = xOf(); // read once: the list changes while the desktop restarts
+      return now.length === 1 && now[0]!.pid !== x!.pid;
+    }, 30_000, 100);
     await until('online again', async () => (await machineRow(db(), c.id)).observed === 'online' && !!(await s.app.ctx.machines.endpointOf(c.id)), 30_000, 100);
     const procs = desktopProcesses(dataDir).filter((p) => p.machineId === c.id);
     expect(procs.filter((p) => p.comm === 'Xvfb')).toHaveLength(1);

@@ -4,11 +4,10 @@
  * to the caller's SINGLE entries. (Spec §6: the client skips instructor entries after the first when it builds
  * its machine list; the server answers one entry per course and leaves that rule to the client.)
  */
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { INSTRUCTOR_STATIC_CONFIG, PLATFORMS, type BalanceEntry, type InstanceStatus, type MachineConfig } from '@hyperdesk/contract';
-import type { Queryable } from '../../db/client';
 import type { Principal } from '../identity/tokens';
-import { liveLotsOf } from '../ledger/service';
+import { liveLeftByMachine } from '../ledger/service';
 import { COURSE_ENDED } from './service';
 import { SEAT_STALE_MS } from './seats';
 
@@ -57,12 +56,13 @@ const hours = (minutes: number) => Math.round((minutes / 60) * 100) / 100;
 /**
  * The caller's courses, as instructor (ended less than ENDED_COURSE_VISIBLE_MS ago) and as student (running, the
  * caller's e-mail on the roster, not their own), each with its machines (by seat number, with the lot remainders
- * from the ledger and, for instructors, who sits where) and roster size: ONE query, whatever the machines per course
- * or minutes used. Instructor courses first, each group by start.
+ * from the ledger and, for instructors, who sits where) and roster size, as ONE JSON array whatever the machines per
+ * course or minutes used: a scalar select the wallet embeds in its balance statement. Instructor courses first, each
+ * group by start.
  */
-export async function coursesWithMachines(q: Queryable, principal: Principal, at: Date): Promise<CourseRow[]> {
+export function coursesWithMachinesJson(principal: Principal, at: Date): SQL {
   const now = at.toISOString();
-  const res = await q.execute(sql`
+  return sql`
     with mine as (
       select c.*, 'INSTRUCTOR' as role, 0 as rank from courses c
         where c.owner_user_id = ${principal.uid}::uuid and c.end_at > ${new Date(at.getTime() - ENDED_COURSE_VISIBLE_MS).toISOString()}::timestamptz
@@ -71,42 +71,45 @@ export async function coursesWithMachines(q: Queryable, principal: Principal, at
         where r.email = ${principal.email.trim().toLowerCase()} and c.end_at > ${now}::timestamptz and c.owner_user_id <> ${principal.uid}::uuid
           and ${principal.emailVerified} -- STUDENT entries only for a proven address (issue 11.2)
     )
-    select c.id, c.role, c.name, c.region, c.platform, c.vms, c.hours_per_machine, c.start_at, c.end_at,
-      case when c.role = 'INSTRUCTOR' then (select count(*) from roster r where r.course_id = c.id) else 0 end as roster_size,
-      coalesce((
+    select coalesce(json_agg(json_build_object('id', c.id, 'role', c.role, 'name', c.name, 'region', c.region,
+      'platform', c.platform, 'vms', c.vms, 'hoursPerMachine', c.hours_per_machine, 'startAt', c.start_at, 'endAt', c.end_at,
+      'rosterSize', case when c.role = 'INSTRUCTOR' then (select count(*) from roster r where r.course_id = c.id) else 0 end,
+      'machines', coalesce((
         select json_agg(json_build_object(
             'name', m.name, 'observed', m.observed, 'processingSince', m.processing_since, 'stopReason', m.stop_reason,
-            'leftMinutes', t.left_minutes,
-            'student', case when c.role = 'INSTRUCTOR' then (select u.email from seats s join users u on u.id = s.user_id
-              where s.machine_id = m.id and s.last_seen_at >= ${new Date(at.getTime() - SEAT_STALE_MS).toISOString()}::timestamptz) end
+            'leftMinutes', coalesce(t.left_minutes, 0), 'student', case when c.role = 'INSTRUCTOR' then su.email end
           ) order by m.seq)
-        from machines m cross join lateral ${liveLotsOf(sql`m.id`, at)} t
-        where m.course_id = c.id), '[]') as machines
-    from mine c
-    order by c.rank, c.start_at, c.created_at`);
-  return (res.rows as Record<string, unknown>[]).map((r) => {
-    const list = (typeof r.machines === 'string' ? JSON.parse(r.machines) : r.machines) as Record<string, unknown>[];
-    return {
-      id: String(r.id),
-      role: r.role as CourseRow['role'],
-      name: String(r.name),
-      region: String(r.region),
-      platform: String(r.platform),
-      vms: Number(r.vms),
-      hoursPerMachine: Number(r.hours_per_machine),
-      startAt: new Date(r.start_at as string | Date),
-      endAt: new Date(r.end_at as string | Date),
-      rosterSize: Number(r.roster_size),
-      machines: list.map((m) => ({
-        name: String(m.name),
-        observed: m.observed as InstanceStatus,
-        processingSince: m.processingSince ? new Date(m.processingSince as string) : null,
-        stopReason: (m.stopReason as string | null) ?? null,
-        leftMinutes: Number(m.leftMinutes),
-        student: (m.student as string | null) ?? null,
-      })),
-    };
-  });
+        from machines m
+        left join ${liveLeftByMachine(sql`select cm.id from machines cm where cm.course_id = c.id`, at)} t on t.machine_id = m.id
+        left join (seats s join users su on su.id = s.user_id)
+          on s.machine_id = m.id and s.last_seen_at >= ${new Date(at.getTime() - SEAT_STALE_MS).toISOString()}::timestamptz
+        where m.course_id = c.id), '[]')
+      ) order by c.rank, c.start_at, c.created_at), '[]')
+    from mine c`;
+}
+
+/** Reads the array selected by coursesWithMachinesJson. */
+export function readCourses(json: unknown): CourseRow[] {
+  return (json as Record<string, unknown>[]).map((r) => ({
+    id: String(r.id),
+    role: r.role as CourseRow['role'],
+    name: String(r.name),
+    region: String(r.region),
+    platform: String(r.platform),
+    vms: Number(r.vms),
+    hoursPerMachine: Number(r.hoursPerMachine),
+    startAt: new Date(r.startAt as string),
+    endAt: new Date(r.endAt as string),
+    rosterSize: Number(r.rosterSize),
+    machines: (r.machines as Record<string, unknown>[]).map((m) => ({
+      name: String(m.name),
+      observed: m.observed as InstanceStatus,
+      processingSince: m.processingSince ? new Date(m.processingSince as string) : null,
+      stopReason: (m.stopReason as string | null) ?? null,
+      leftMinutes: Number(m.leftMinutes),
+      student: (m.student as string | null) ?? null,
+    })),
+  }));
 }
 
 /**
@@ -140,9 +143,9 @@ function baseEntry(course: CourseRow, at: Date) {
   };
 }
 
-/** The caller's INSTRUCTOR and STUDENT entries, instructor ones first, each group by course start. */
-export async function courseEntries(q: Queryable, principal: Principal, at: Date): Promise<BalanceEntry[]> {
-  return (await coursesWithMachines(q, principal, at)).map((course): BalanceEntry =>
+/** The caller's INSTRUCTOR and STUDENT entries from their courses, instructor ones first, each group by course start. */
+export function courseEntries(courses: readonly CourseRow[], at: Date): BalanceEntry[] {
+  return courses.map((course): BalanceEntry =>
     course.role === 'INSTRUCTOR'
       ? {
           role: 'INSTRUCTOR',
@@ -155,8 +158,8 @@ export async function courseEntries(q: Queryable, principal: Principal, at: Date
   );
 }
 
-/** The wallet's balance builder for course entries. */
-export const courseBalance =
-  () =>
-  (q: Queryable, principal: Principal, at: Date): Promise<BalanceEntry[]> =>
-    courseEntries(q, principal, at);
+/** The wallet's balance builder for course entries (wallet/service BalanceBuilder). */
+export const courseBalance = () => ({
+  select: (principal: Principal, at: Date): SQL => coursesWithMachinesJson(principal, at),
+  entries: (json: unknown, at: Date): BalanceEntry[] => courseEntries(readCourses(json), at),
+});

@@ -11,6 +11,8 @@ const ISSUER = 'hyperdesk';
 const AUDIENCE = 'hyperdesk';
 const ALG = 'ES256';
 const SIGNING_KEY_LOCK = 727_003; // advisory lock id: one replica creates the first signing key
+/** Verified tokens remembered (oldest forgotten first): an ES256 check costs more CPU than the rest of a read. */
+const VERIFIED_CACHE_SIZE = 10_000;
 
 import type { Principal } from '../../lib/principal';
 
@@ -44,6 +46,30 @@ export async function createTokens(db: Db, clock: Clock): Promise<Tokens> {
   const privateKey = await importJWK(current.privateJwk as JWK, ALG);
   const publicKeys = rows.map((r) => r.publicJwk as JWK);
   const keySet = createLocalJWKSet({ keys: publicKeys });
+  // The same bytes verified once are the same claims until they expire: a hit skips the signature check, and an
+  // expired token is checked again (and refused) like any other. Nothing is cached for a token that failed.
+  const verified = new Map<string, { principal: Principal; expiresAt: number }>();
+  const remember = (token: string, checked: { principal: Principal; expiresAt: number }) => {
+    if (verified.size >= VERIFIED_CACHE_SIZE) verified.delete(verified.keys().next().value!);
+    verified.set(token, checked);
+  };
+  const verifySignature = async (token: string, now: Date): Promise<{ principal: Principal; expiresAt: number }> => {
+    try {
+      const { payload } = await jwtVerify(token, keySet, { issuer: ISSUER, audience: AUDIENCE, algorithms: [ALG], currentDate: now });
+      if (typeof payload.sub !== 'string' || typeof payload.email !== 'string' || typeof payload.exp !== 'number') throw new Error('claims');
+      const principal: Principal = Object.freeze({
+        uid: payload.sub,
+        email: payload.email,
+        name: typeof payload.name === 'string' ? payload.name : '',
+        instructor: payload.instructor === true,
+        admin: payload.admin === true,
+        emailVerified: payload.email_verified === true,
+      });
+      return { principal, expiresAt: payload.exp * 1000 };
+    } catch {
+      throw new Unauthorized('Your session has expired. Please log in again.', 'auth/invalid-token');
+    }
+  };
 
   return {
     async sign(p) {
@@ -58,25 +84,12 @@ export async function createTokens(db: Db, clock: Clock): Promise<Tokens> {
         .sign(privateKey);
     },
     async verify(token) {
-      try {
-        const { payload } = await jwtVerify(token, keySet, {
-          issuer: ISSUER,
-          audience: AUDIENCE,
-          algorithms: [ALG],
-          currentDate: clock.now(),
-        });
-        if (typeof payload.sub !== 'string' || typeof payload.email !== 'string') throw new Error('claims');
-        return {
-          uid: payload.sub,
-          email: payload.email,
-          name: typeof payload.name === 'string' ? payload.name : '',
-          instructor: payload.instructor === true,
-          admin: payload.admin === true,
-          emailVerified: payload.email_verified === true,
-        };
-      } catch {
-        throw new Unauthorized('Your session has expired. Please log in again.', 'auth/invalid-token');
-      }
+      const now = clock.now();
+      const known = verified.get(token);
+      if (known && known.expiresAt > now.getTime()) return known.principal;
+      const checked = await verifySignature(token, now);
+      remember(token, checked);
+      return checked.principal;
     },
     jwks: () => ({ keys: publicKeys }),
   };

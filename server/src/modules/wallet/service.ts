@@ -1,10 +1,17 @@
 import { PLATFORMS, type BalanceEntry, type CountryId, type MachineConfig, type PlatformName } from '@hyperdesk/contract';
-import type { Queryable } from '../../db/client';
+import { sql, type SQL } from 'drizzle-orm';
+import type { Database } from '../../db/client';
 import type { Principal } from '../identity/tokens';
-import { singleMachinesWithHours } from '../machines/queries';
+import { readSingleMachines, singleMachinesWithHoursJson } from '../machines/queries';
 
-/** Builds some of a user's balance entries; the balance is the concatenation of every builder's entries. */
-export type BalanceBuilder = (q: Queryable, principal: Principal, at: Date) => Promise<BalanceEntry[]>;
+/**
+ * Builds some of a user's balance entries; the balance is the concatenation of every builder's entries. A builder
+ * gives a scalar select of its rows as one JSON value, so the wallet reads every builder in ONE statement.
+ */
+export interface BalanceBuilder {
+  select(principal: Principal, at: Date): SQL;
+  entries(json: unknown, at: Date): BalanceEntry[];
+}
 
 /** Minutes to hours with 2 decimals (the contract's unit for timeLeft and totalHours). */
 export function minutesToHours(minutes: number): number {
@@ -22,28 +29,46 @@ export const connectUrl = (packId: string) => `/v1/slot/connect?packId=${encodeU
 /** One SINGLE entry per machine the user bought (design §5): hours from the ledger's lot remainders, state from the
  *  reconciler — one query through the machines module, whatever the minutes used. */
 export function singleEntries(): BalanceBuilder {
-  return async (q, principal, at) =>
-    (await singleMachinesWithHours(q, principal.uid, at)).map((m): BalanceEntry => ({
-      role: 'SINGLE',
-      platform: m.platform as PlatformName,
-      packId: m.id,
-      machineName: m.name,
-      timeLeft: minutesToHours(m.leftMinutes),
-      totalHours: minutesToHours(m.totalMinutes),
-      vms: 1,
-      instanceStatus: m.observed,
-      url: connectUrl(m.id),
-      startDate: null,
-      endDate: null,
-      machineConfig: machineConfigOf(m.platform),
-      region: m.region as CountryId,
-      stopReason: m.stopReason,
-      processingSince: m.processingSince ? m.processingSince.toISOString() : null,
-    }));
+  return {
+    select: (principal, at) => singleMachinesWithHoursJson(principal.uid, at),
+    entries: (json) =>
+      readSingleMachines(json).map((m): BalanceEntry => ({
+        role: 'SINGLE',
+        platform: m.platform as PlatformName,
+        packId: m.id,
+        machineName: m.name,
+        timeLeft: minutesToHours(m.leftMinutes),
+        totalHours: minutesToHours(m.totalMinutes),
+        vms: 1,
+        instanceStatus: m.observed,
+        url: connectUrl(m.id),
+        startDate: null,
+        endDate: null,
+        machineConfig: machineConfigOf(m.platform),
+        region: m.region as CountryId,
+        stopReason: m.stopReason,
+        processingSince: m.processingSince ? m.processingSince.toISOString() : null,
+      })),
+  };
 }
 
-/** A user's whole balance from a list of builders (SINGLE machines, course entries); one query per builder, in parallel. */
-export async function buildBalance(q: Queryable, principal: Principal, at: Date, builders: readonly BalanceBuilder[]): Promise<BalanceEntry[]> {
-  const parts = await Promise.all(builders.map((b) => b(q, principal, at)));
-  return parts.flat();
+let readers = 0;
+
+/**
+ * A user's whole balance from a fixed list of builders (SINGLE machines, course entries): ONE prepared statement,
+ * one round trip, whatever the machines, courses or minutes used. Each reader has its own statement name.
+ */
+export function balanceReader(database: Pick<Database, 'prepared'>, builders: readonly BalanceBuilder[]) {
+  const name = `wallet_balance_${++readers}`;
+  return async (principal: Principal, at: Date): Promise<BalanceEntry[]> => {
+    const parts = builders.map((b, i) => sql`(${b.select(principal, at)}) as ${sql.raw(`p${i}`)}`);
+    const [row] = await database.prepared(name, sql`select ${sql.join(parts, sql`, `)}`);
+    if (!row) throw new Error('balance: no row');
+    return builders.flatMap((b, i) => b.entries(parseJson(row[`p${i}`]), at));
+  };
+}
+
+/** node-postgres and PGlite parse json columns; a driver that hands back text is parsed here. */
+function parseJson(value: unknown): unknown {
+  return typeof value === 'string' ? JSON.parse(value) : value;
 }
