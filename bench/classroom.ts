@@ -14,8 +14,8 @@ import { machines } from '../server/src/db/schema/index';
 import { seedCourseOrder, seedUser } from '../server/src/modules/courses/fixtures/seed';
 import { startBenchServer } from './server';
 import { desktopProcesses } from '../server/test/machines-desktops';
-import { desktopMemory } from './memory';
-import { fmtBytes, fmtMs, percentile, ratio } from './stats';
+import { desktopMemory, printDesktopMemory } from './memory';
+import { fmtMs, percentile, ratio } from './stats';
 
 const RUNS = Number(process.argv[2] ?? 3);
 const VMS = Number(process.argv[3] ?? 40);
@@ -120,12 +120,7 @@ async function main() {
   console.log(`\nScaling against the 1-machine Start All (measured in this run):`);
   console.log(`${`all ${VMS} online p50 / 1 machine online p50`.padEnd(48)} ${ratio(percentile(allOnline, 50), percentile(baseOnline, 50))}`);
   console.log(`${`ack with ${VMS} machines p50 / ack with 1 machine p50`.padEnd(48)} ${ratio(percentile(acks, 50), percentile(baseAcks, 50))}`);
-  if (memory) {
-    console.log(
-      `\nMemory with ${memory.machines} desktops running (${memory.processes} processes): RSS ${fmtBytes(memory.rss)} ` +
-        `(${fmtBytes(memory.rss / memory.machines)} per desktop), PSS ${fmtBytes(memory.pss)} (${fmtBytes(memory.pss / memory.machines)} per desktop)`,
-    );
-  }
+  if (memory) printDesktopMemory(memory);
 }
 
 main().catch((err) => {

@@ -17,8 +17,8 @@ import { desktopProcesses, vncHandshake } from '../server/test/machines-desktops
 import { DESKTOP_PATH } from '../server/src/modules/machines/providers/sandbox';
 import { alive } from '../server/src/modules/machines/providers/procs';
 import { machineRow, seedMachine, seedUser, signFor } from '../server/test/machines-fixtures';
-import { desktopMemory } from './memory';
-import { fmtBytes, fmtMs, percentile, ratio } from './stats';
+import { desktopMemory, printDesktopMemory } from './memory';
+import { fmtMs, percentile, ratio } from './stats';
 
 const RUNS_1 = Number(process.argv[2] ?? 5);
 const RUNS_10 = Number(process.argv[3] ?? 3);
@@ -193,12 +193,7 @@ async function main() {
   if (ten.length) {
     console.log(`${'10 together: API start → VNC handshake p50 / bare Xvfb+x11vnc p50'.padEnd(70)} ${ratio(percentile(ten.map((r) => r.vnc), 50), bareP50)} the bare desktop start`);
   }
-  if (memory) {
-    console.log(
-      `\nMemory with ${memory.machines} desktops running (${memory.processes} processes): RSS ${fmtBytes(memory.rss / memory.machines)} per desktop ` +
-        `(sum ${fmtBytes(memory.rss)}), PSS ${fmtBytes(memory.pss / memory.machines)} per desktop (sum ${fmtBytes(memory.pss)})`,
-    );
-  }
+  if (memory) printDesktopMemory(memory);
 }
 
 main().catch((err) => {

@@ -4,6 +4,7 @@ import { expect } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { snap, type RunningServer } from '../harness';
 import { api, buyer, connectHref, waitOnline, type Buyer } from './connect-helpers';
+import { windowTitles } from '../../server/test/machines-desktops';
 
 /** Shared steps of the WebRTC browser tests (stream-*.test.ts). */
 
@@ -17,7 +18,25 @@ export async function streamingTab(server: RunningServer, browser: Browser, name
   await tab.locator('main[data-phase="connected"]').waitFor({ timeout: 60_000 });
   expect(await tab.getByTestId('transport').innerText()).toBe('WebRTC');
   await expect.poll(() => videoSize(tab), { timeout: 20_000 }).not.toBe('0x0');
+  await terminalShown(server, b.machineId, b.machineName);
   return { ...b, tab };
+}
+
+/**
+ * Waits until the desktop's windows are up (its terminal, file manager and 3D demo): the desktop's programs start
+ * once its VNC server listens, so a tab can show the desktop before the terminal is there to click into, and a
+ * window mapping later can take the keyboard from it (as a user would see).
+ */
+export async function terminalShown(server: RunningServer, machineId: string, machineName: string): Promise<void> {
+  const shown = () => {
+    try {
+      const titles = windowTitles(server.dataDir, machineId);
+      return [machineName, 'user', 'glxgears'].every((t) => titles.includes(t));
+    } catch {
+      return false;
+    }
+  };
+  await expect.poll(shown, { timeout: 30_000 }).toBe(true);
 }
 
 /** The size of the decoded video, e.g. "1280x800" ("0x0" before the first frame). */

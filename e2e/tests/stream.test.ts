@@ -4,6 +4,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
 import { api, buyer, connectHref, waitOnline } from './connect-helpers';
+import { terminalShown } from './stream-helpers';
 
 let server: RunningServer;
 let browser: Browser;
@@ -65,6 +66,7 @@ it('streams the desktop over WebRTC: a moving picture, typing, clipboard both wa
   await tab.locator('main[data-phase="connected"]').waitFor({ timeout: 60_000 });
   expect(await tab.getByTestId('transport').innerText()).toBe('WebRTC');
   await expect.poll(() => frameHash(tab), { timeout: 20_000 }).not.toBe(0);
+  await terminalShown(server, b.machineId, b.machineName);
 
   // Typing reaches the desktop: the xterm runs what we type, and the file it writes lands in the home folder.
   const video = tab.getByTestId('desktop-video');

@@ -188,7 +188,7 @@ export async function converge(d: StepDeps, row: Row): Promise<boolean> {
   if (r.observed === 'online' && runsWantedHome(r) && now.getTime() - (d.lastHealth.get(r.id) ?? 0) < HEALTH_EVERY_MS) return false;
   if (r.observed === 'offline') r = await beginProcessing(d, r, now);
   const desktop = await d.provider.describe(r.id);
-  if (desktop.state === 'running' && desktop.endpoint && (await rfbAnswers(desktop.endpoint))) {
+  if (desktop.state === 'running' && desktop.endpoint && (desktop.answered || (await rfbAnswers(desktop.endpoint)))) {
     d.lastHealth.set(r.id, now.getTime());
     if (r.observed === 'online' && r.runningHomeKey !== null && r.runningHomeKey !== wantedHome(r)) {
       await switchHome(d, r, now);

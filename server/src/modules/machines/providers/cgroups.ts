@@ -20,8 +20,13 @@ export interface MachineCgroup {
   kind: 'v1' | 'v2' | 'none';
   /** cgroup.procs files the supervisor writes its pid to. */
   procsFiles: string[];
-  /** Applies the limits (creating the groups). */
-  create(limits: Limits): void;
+  /** Applies the limits (creating the groups); the CPU share starts `startBoost` times higher (see cpuSetting). */
+  create(limits: Limits, startBoost?: number): void;
+  /**
+   * The file and value that set the group's CPU share to `shares` (cpu.shares on v1, cpu.weight on v2), or null
+   * without a CPU controller: the supervisor writes it once the desktop's VNC listens, ending the start boost.
+   */
+  cpuSetting(shares: number): { file: string; value: string } | null;
   /** Pids in the group (any controller). */
   pids(): number[];
   /** How many processes the kernel's OOM killer ended in this group since it was created. */
@@ -29,6 +34,10 @@ export interface MachineCgroup {
   /** Removes the (empty) groups; true when none is left. */
   remove(): boolean;
 }
+
+const MAX_SHARES = 262_144;
+/** cgroup v2's cpu.weight (1..10000) for a v1 cpu.shares value (2..262144), as systemd maps them. */
+const weightOf = (shares: number) => String(Math.max(1, Math.round(1 + ((shares - 2) * 9999) / 262142)));
 
 function kindHere(): 'v1' | 'v2' | 'none' {
   try {
@@ -64,7 +73,8 @@ export function machineCgroup(name: string): MachineCgroup {
   return {
     kind,
     procsFiles: ds.map((d) => path.join(d, 'cgroup.procs')),
-    create(l) {
+    create(l, startBoost = 1) {
+      const shares = Math.min(MAX_SHARES, Math.round(l.cpuShares * startBoost));
       if (kind === 'v2') {
         // Controllers must be enabled for the children of each level.
         for (const parent of [ROOT, path.join(ROOT, 'hyperdesk')]) {
@@ -77,7 +87,7 @@ export function machineCgroup(name: string): MachineCgroup {
         if (existsSync(path.join(d, 'memory.swap.max'))) writeFileSync(path.join(d, 'memory.swap.max'), '0');
         writeFileSync(path.join(d, 'pids.max'), String(l.pids));
         // cgroup v1 shares (2..262144, default 1024) → v2 weight (1..10000, default 100).
-        writeFileSync(path.join(d, 'cpu.weight'), String(Math.max(1, Math.round(1 + ((l.cpuShares - 2) * 9999) / 262142))));
+        writeFileSync(path.join(d, 'cpu.weight'), weightOf(shares));
       } else if (kind === 'v1') {
         for (const d of ds) mkdirSync(d, { recursive: true });
         const [mem, pids, cpu] = ds as [string, string, string];
@@ -91,8 +101,13 @@ export function machineCgroup(name: string): MachineCgroup {
           }
         }
         writeFileSync(path.join(pids, 'pids.max'), String(l.pids));
-        writeFileSync(path.join(cpu, 'cpu.shares'), String(l.cpuShares));
+        writeFileSync(path.join(cpu, 'cpu.shares'), String(shares));
       }
+    },
+    cpuSetting(shares) {
+      if (kind === 'v2') return { file: path.join(ds[0]!, 'cpu.weight'), value: weightOf(shares) };
+      if (kind === 'v1') return { file: path.join(ds[2]!, 'cpu.shares'), value: String(shares) };
+      return null;
     },
     pids() {
       const all = new Set<number>();

@@ -6,7 +6,7 @@ import { AGENT_SCRIPT } from '../../../lib/paths';
 import { cgroupNames, machineCgroup, ulimitArgs, type Limits } from './cgroups';
 import { desktopPreflight } from './desktop';
 import { alive, killAll, pidsOfUids, processesOfUids, procInfo, sameProcess } from './procs';
-import { rfbAnswers } from './rfb';
+import { rfbAnswers, vncListens } from './rfb';
 import { agentArgs, desktopArgs, DESKTOP_PATH, EXIT_VNC_DIED, EXIT_X_DIED, EXIT_X_FAILED, EXIT_X_SLOW, SUPERVISOR_SCRIPT, xauthFile } from './sandbox';
 import type { MachineProvider, ObservedDesktop } from './types';
 import { ensureUser, lookupUser, machineUsers, removeUser, userNameOf } from './users';
@@ -41,6 +41,7 @@ const ID = /^[A-Za-z0-9_-]{1,64}$/;
 const HOME_KEY = /^[A-Za-z0-9_-]{1,140}$/;
 /** Generous: on a host starting a classroom of desktops at once, an X server can take many seconds. */
 const X_READY_TIMEOUT_MS = 60_000;
+const START_CPU_BOOST = 8;
 /** A desktop whose VNC server answered once and then stays silent this long is hung. */
 const HUNG_AFTER_MS = 30_000;
 const DISK_CHECK_EVERY_MS = 30_000;
@@ -74,6 +75,8 @@ export function createLocalProvider(opts: LocalProviderOptions): MachineProvider
   const locks = new Map<string, Promise<unknown>>();
   /** When a desktop's VNC server was first found silent (cleared whenever it answers). */
   const silentFrom = new Map<string, number>();
+  /** Desktops seen up since they started (or were adopted): later looks wait for VNC's greeting. */
+  const seenUp = new Set<string>();
   const lastDiskCheck = new Map<string, number>();
   let agentMissingLogged = false;
   const registryFile = path.join(dataDir, 'gstreamer', 'registry.bin');
@@ -142,6 +145,7 @@ export function createLocalProvider(opts: LocalProviderOptions): MachineProvider
     rmSync(runOf(id), { recursive: true, force: true });
     for (const f of ['state.json', 'info.json', 'exit']) rmSync(file(id, f), { force: true });
     silentFrom.delete(id);
+    seenUp.delete(id);
   }
 
   function stopWithReason(id: string, reason: string): Promise<void> {
@@ -167,9 +171,11 @@ export function createLocalProvider(opts: LocalProviderOptions): MachineProvider
   async function prepareHome(key: string, uid: number, gid: number): Promise<string> {
     mkdirSync(homes, { recursive: true, mode: 0o700 });
     const home = homeOf(key);
-    mkdirSync(home, { recursive: true, mode: 0o700 });
+    const created = mkdirSync(home, { recursive: true, mode: 0o700 }) !== undefined;
     const st = statSync(home);
-    if (st.uid !== uid || st.gid !== gid) await run('chown', ['-R', '--no-dereference', `${uid}:${gid}`, home]);
+    // A new, empty home needs no recursive walk (and no process spawned while a classroom starts).
+    if (created) chownSync(home, uid, gid);
+    else if (st.uid !== uid || st.gid !== gid) await run('chown', ['-R', '--no-dereference', `${uid}:${gid}`, home]);
     chmodSync(home, 0o700);
     return home;
   }
@@ -212,7 +218,12 @@ export function createLocalProvider(opts: LocalProviderOptions): MachineProvider
     prepareRunDir(id, user.uid, user.gid);
     for (const f of ['stopped.json', 'exit', 'info.json']) rmSync(file(id, f), { force: true });
     const cg = machineCgroup(user.name);
-    cg.create(limits);
+    // A starting desktop gets a larger CPU share until its VNC listens (the supervisor then sets the usual one):
+    // when a classroom starts, the desktops already up start their programs, and would slow the rest's start.
+    cg.create(limits, START_CPU_BOOST);
+    const settle = cg.cpuSetting(limits.cpuShares);
+    // Its home was just prepared: the first quota check (a `du`) waits for the usual interval, not the first look.
+    lastDiskCheck.set(id, Date.now());
     const args = [
       ...desktopArgs({ home, run: runOf(id), uid: user.uid, gid: user.gid, user: user.name, name }),
       '@@agent@@',
@@ -222,7 +233,7 @@ export function createLocalProvider(opts: LocalProviderOptions): MachineProvider
     const child = spawn('bash', ['-c', SUPERVISOR_SCRIPT, 'hyperdesk-supervisor', dirOf(id), egress, runOf(id), ...args], {
       detached: true,
       stdio: ['ignore', logFd, logFd],
-      env: { PATH: DESKTOP_PATH, LANG: 'C.UTF-8', CGROUP_PROCS: cg.procsFiles.join(' '), ULIMITS: ulimitArgs(cg.kind, limits) },
+      env: { PATH: DESKTOP_PATH, LANG: 'C.UTF-8', CGROUP_PROCS: cg.procsFiles.join(' '), ULIMITS: ulimitArgs(cg.kind, limits), CPU_SETTLE: settle ? `${settle.file} ${settle.value}` : '' },
     });
     closeSync(logFd);
     let exited = false;
@@ -326,10 +337,13 @@ export function createLocalProvider(opts: LocalProviderOptions): MachineProvider
         return { state: 'stopped', reason };
       }
       const endpoint = { path: path.join(runOf(machineId), 'vnc.sock') };
-      if (await rfbAnswers(endpoint, 2000)) {
+      // The first look only needs VNC to listen (it greets on its next poll, a quarter second on): the machine is
+      // online that much sooner. Every later look waits for the greeting, so a hung server is noticed.
+      if (seenUp.has(machineId) ? await rfbAnswers(endpoint, 2000) : await vncListens(endpoint, 2000)) {
+        seenUp.add(machineId);
         silentFrom.delete(machineId);
         const agent = path.join(runOf(machineId), 'agent.sock');
-        return existsSync(agent) ? { state: 'running', endpoint, agent: { path: agent } } : { state: 'running', endpoint };
+        return existsSync(agent) ? { state: 'running', endpoint, agent: { path: agent }, answered: true } : { state: 'running', endpoint, answered: true };
       }
       // Silent since when (counted from the first silent look, once the socket exists: it answered or was adopted).
       const silentSince = silentFrom.get(machineId);

@@ -27,3 +27,20 @@ export function rfbAnswers(ep: Endpoint, timeoutMs = 1500): Promise<boolean> {
     });
   });
 }
+
+/**
+ * True when something listens at the endpoint (the connection is accepted), without waiting for the greeting:
+ * x11vnc greets a new connection on its next poll, up to a quarter second later.
+ */
+export function vncListens(ep: Endpoint, timeoutMs = 1500): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(ep);
+    const finish = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => finish(false));
+    socket.once('connect', () => finish(true));
+    socket.once('error', () => finish(false));
+  });
+}

@@ -36,18 +36,19 @@ NAME="$1"; R=${RUN_INSIDE}
 cd "$HOME"
 Xvfb :0 -screen 0 1920x1080x24 +extension RANDR -auth "$R/xauth" -nolisten tcp -nolisten local -noreset >/dev/null 2>&1 &
 xpid=$!
+# fd 9: an idle pipe; read -t on it sleeps without forking a sleep process.
+exec 9<> <(:)
 n=0
 until [ -S /tmp/.X11-unix/X0 ]; do
   kill -0 "$xpid" 2>/dev/null || exit ${EXIT_X_FAILED}
   n=$((n+1)); [ "$n" -gt 1100 ] && exit ${EXIT_X_SLOW}
-  sleep 0.05
+  read -t 0.05 -u 9
 done
 export DISPLAY=:0 XAUTHORITY="$R/xauth"
 # VNC first: the desktop is usable (and reported running) while the programs below are still starting.
 x11vnc -display :0 -auth "$R/xauth" -unixsock "$R/vnc.sock" -rfbport 0 -forever -shared -nopw -quiet -desktop "$NAME" >/dev/null 2>&1 &
 vpid=$!
 # The desktop's programs start once VNC listens, so they do not compete with it for the CPU.
-exec 9<> <(:)
 n=0
 until [ -S "$R/vnc.sock" ] || [ "$n" -gt 200 ]; do kill -0 "$vpid" 2>/dev/null || break; n=$((n+1)); read -t 0.05 -u 9; done
 # Sound: a null sink the streaming agent records from, on a socket in the run dir (no D-Bus, no autospawn).
@@ -59,8 +60,9 @@ if command -v pulseaudio >/dev/null; then
   export PULSE_SERVER="unix:$R/pulse/native"
 fi
 command -v xsetroot >/dev/null && xsetroot -solid '#1e293b' -name "$NAME"
-# The 3D demo maps its window a moment after the terminal: it must not take the keyboard from what the user clicked.
-sed 's#</applications>#<application title="glxgears"><focus>no</focus></application></applications>#' \
+# The 3D demo and the file manager map their windows a moment after the terminal (which has the focus when the
+# desktop appears): they must not take the keyboard from what the user clicked meanwhile.
+sed 's#</applications>#<application title="glxgears"><focus>no</focus></application><application name="pcmanfm"><focus>no</focus></application></applications>#' \
   /etc/xdg/openbox/rc.xml > "$R/openbox.xml" 2>/dev/null && obcfg=(--config-file "$R/openbox.xml") || obcfg=()
 openbox "${'$'}{obcfg[@]}" >/dev/null 2>&1 &
 tint2 >/dev/null 2>&1 &
@@ -71,9 +73,13 @@ xterm -title "$NAME" -fa 'DejaVu Sans Mono' -fs 11 -geometry 100x30+48+64 -e bas
 gpid=$!
 # glxgears draws as fast as the CPU allows: let it run 10 ms in every 200 (still an animation, at a twentieth of
 # the CPU, niced on top), so a classroom of desktops on one host leaves the CPU to what users do.
-# read -t on an idle pipe (fd 9) sleeps without forking. Its first seconds run unthrottled: compiling the software
-# renderer's shaders at a twentieth of the CPU would keep its window empty for half a minute.
-read -t 5 -u 9
+# read -t on an idle pipe (fd 9) sleeps without forking. It runs unthrottled until it has used 0.3 s of CPU (its
+# software renderer compiled and the first frames drawn take about 0.2 s), at most 5 s: a time-based warm-up
+# burnt a core for 5 s per desktop, which a classroom's 40 starts paid 40 times over.
+gcpu=0
+cpu_of() { local s; read -r s < "/proc/$1/stat" 2>/dev/null || return 1; s=${'$'}{s##*) }; set -- $s; gcpu=$(( ${'$'}{12} + ${'$'}{13} )); }
+n=0
+while [ "$n" -lt 50 ] && { ! cpu_of "$gpid" || [ "$gcpu" -lt 30 ]; }; do n=$((n+1)); read -t 0.1 -u 9; done
 while kill -0 "$xpid" 2>/dev/null && kill -0 "$vpid" 2>/dev/null; do
   kill -CONT "$gpid" 2>/dev/null; read -t 0.01 -u 9; kill -STOP "$gpid" 2>/dev/null; read -t 0.19 -u 9
 done
@@ -84,8 +90,9 @@ exit ${EXIT_VNC_DIED}
 /**
  * The supervisor, run by bash as root in its own session (detached from the server, so a restarted server adopts
  * the desktop). It joins the machine's cgroups first (everything it starts inherits them), runs the desktop
- * sandbox, gives it outbound network (slirp4netns) when allowed, starts the streaming agent once X is up, and
- * records the sandbox's exit code. Arguments: machine dir, egress, run dir, desktop argv, "@@agent@@", agent argv.
+ * sandbox, gives it outbound network (slirp4netns) when allowed, ends the start's CPU boost and starts the streaming
+ * agent once VNC listens, and records the sandbox's exit code.
+ * Arguments: machine dir, egress, run dir, desktop argv, "@@agent@@", agent argv.
  */
 export const SUPERVISOR_SCRIPT = String.raw`
 set -u
@@ -95,21 +102,26 @@ ulimit -c 0 $ULIMITS || exit 21
 desk=(); while [ "$1" != @@agent@@ ]; do desk+=("$1"); shift; done; shift
 "${'$'}{desk[@]}" 3>"$M/info.json" &
 bpid=$!
+# Waits below poll without forking (read -t on an idle pipe, no sleep process): 40 desktops starting at once would
+# otherwise fork hundreds of processes a second just to wait.
+exec 8<> <(:)
 child=""
-for _ in $(seq 400); do
-  child=$(grep -o '"child-pid": *[0-9]*' "$M/info.json" 2>/dev/null | grep -o '[0-9]*$')
-  [ -n "$child" ] && break
+for ((i = 0; i < 400; i++)); do
+  info=""; read -r -d '' info < "$M/info.json" 2>/dev/null
+  [[ $info =~ \"child-pid\":\ *([0-9]+) ]] && child=${'$'}{BASH_REMATCH[1]} && break
   kill -0 "$bpid" 2>/dev/null || break
-  sleep 0.05
+  read -t 0.05 -u 8
 done
 if [ -n "$child" ] && [ "$EGRESS" = internet ]; then
   slirp4netns --configure --disable-host-loopback "$child" tap0 >/dev/null 2>&1 &
 fi
-if [ "$#" -gt 0 ]; then
-  # The agent joins the desktop's IPC namespace (and no other): X's MIT-SHM capture needs the segments it shares.
-  ( until [ -S "$RUN/x11/X0" ]; do kill -0 "$bpid" 2>/dev/null || exit 0; sleep 0.1; done
-    [ -n "$child" ] && exec nsenter --ipc="/proc/$child/ns/ipc" -- "$@"; exec "$@" ) &
-fi
+# Once VNC listens: the CPU share goes back from the start boost to the usual one (CPU_SETTLE: "file value"), and
+# the streaming agent starts (loading GStreamer must not slow the desktop's own start: they share the CPU). The
+# agent joins the desktop's IPC namespace (and no other): X's MIT-SHM capture needs the segments it shares.
+( until [ -S "$RUN/vnc.sock" ]; do kill -0 "$bpid" 2>/dev/null || exit 0; read -t 0.05 -u 8; done
+  [ -n "${'$'}{CPU_SETTLE:-}" ] && echo "${'$'}{CPU_SETTLE#* }" > "${'$'}{CPU_SETTLE%% *}"
+  [ "$#" -gt 0 ] || exit 0
+  [ -n "$child" ] && exec nsenter --ipc="/proc/$child/ns/ipc" -- "$@"; exec "$@" ) &
 wait "$bpid"
 echo "$?" > "$M/exit.tmp" && mv -f "$M/exit.tmp" "$M/exit"
 kill -KILL 0

@@ -14,6 +14,11 @@ export type ObservedDesktop = {
   /** The machine's streaming agent (WebRTC signaling, newline-delimited JSON); absent where none runs. */
   agent?: SocketAddress;
   reason?: string;
+  /**
+   * The provider has just seen `endpoint` greet (an RFB probe), so the caller need not probe again: a VNC server
+   * greets a new connection only every quarter second, and a classroom's pass would wait twice as long.
+   */
+  answered?: boolean;
 };
 
 /**

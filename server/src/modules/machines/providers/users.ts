@@ -56,7 +56,18 @@ export function machineUsers(): UserOwner[] {
   return out;
 }
 
-/** useradd and userdel lock /etc/passwd; parallel starts (or another server) may hold it for a moment. */
+/**
+ * One useradd/userdel at a time in this process: they lock /etc/passwd, and 40 parallel starts fighting for the
+ * lock (retrying after a random pause) took seconds where taking turns takes a fraction of one.
+ */
+let turn: Promise<unknown> = Promise.resolve();
+function inTurn<T>(fn: () => Promise<T>): Promise<T> {
+  const next = turn.then(fn, fn);
+  turn = next.catch(() => undefined);
+  return next;
+}
+
+/** useradd and userdel lock /etc/passwd; another server (or a CLI) may hold it for a moment. */
 async function retrying(cmd: string, args: string[], okCodes: number[]): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
@@ -79,7 +90,9 @@ export async function ensureUser(dataDir: string, machineId: string): Promise<Ma
   if (found) return found;
   const comment = `${MARK} ${machineId} ${Buffer.from(dataDir).toString('base64url')}`;
   // 9: the user exists (another start created it meanwhile).
-  await retrying('useradd', ['--system', '--no-create-home', '--home-dir', '/home/user', '--shell', '/usr/sbin/nologin', '--user-group', '--comment', comment, name], [9]);
+  await inTurn(() =>
+    retrying('useradd', ['--system', '--no-create-home', '--home-dir', '/home/user', '--shell', '/usr/sbin/nologin', '--user-group', '--comment', comment, name], [9]),
+  );
   const created = lookupUser(name);
   if (!created) throw new Error(`useradd did not create ${name}`);
   return created;
@@ -89,5 +102,5 @@ export async function ensureUser(dataDir: string, machineId: string): Promise<Ma
 export async function removeUser(name: string): Promise<void> {
   if (!lookupUser(name)) return;
   // 6: no such user (removed meanwhile).
-  await retrying('userdel', [name], [6]);
+  await inTurn(() => retrying('userdel', [name], [6]));
 }
