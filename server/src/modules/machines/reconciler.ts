@@ -38,7 +38,10 @@ export interface ReconcilerDeps {
   /** Charges the minutes due before a machine goes offline (metering.settle). */
   settle(machineId: string, onlineSince: Date, at: Date): Promise<unknown>;
   startTimeoutMs?: number;
+  /** Starts (and health looks) at a time; default 8. */
   concurrency?: number;
+  /** Stops (and orphan desktops ended) at a time; default 40. */
+  stopConcurrency?: number;
   intervalMs?: number;
 }
 
@@ -152,23 +155,27 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     // Desktops of machines that should not run (a stop interrupted by a crash, a deleted machine): end them.
     const orphans = (await provider.list()).filter((id) => !known.has(id));
     let pending = false;
-    const work: (() => Promise<void>)[] = [
+    const converging = (r: Row) => async () => {
+      pending = (await converge(steps, r)) || pending;
+    };
+    // Stops only wait (for processes to end): they all go at once. Starts use the CPU: a few at a time.
+    const stops: (() => Promise<void>)[] = [
       ...orphans.map((id) => async () => {
         log.warn({ machineId: id }, 'ending a desktop whose machine should not run');
         await provider.stop(id);
       }),
-      ...rows.map((r) => async () => {
-        pending = (await converge(steps, r)) || pending;
-      }),
+      ...rows.filter((r) => r.desired === 'stopped').map(converging),
     ];
-    await inPool(work, deps.concurrency ?? 8, async (w) => {
+    const rest = rows.filter((r) => r.desired !== 'stopped').map(converging);
+    const attempt = async (w: () => Promise<void>) => {
       try {
         await w();
       } catch (err) {
         reconcilerErrors.inc({ kind: 'machine' });
         log.error({ err }, 'reconciling a machine failed; the next pass retries');
       }
-    });
+    };
+    await Promise.all([inPool(stops, deps.stopConcurrency ?? 40, attempt), inPool(rest, deps.concurrency ?? 8, attempt)]);
     return pending;
   }
 
