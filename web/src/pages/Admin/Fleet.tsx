@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { useInfiniteQuery } from '@tanstack/react-query';
 import { FleetState, type AdminMachine, type MachineAction } from '@hyperdesk/contract';
 import { adminFleetQuery, runMachineAction } from '../../api/admin';
-import { ActionStatus, Badge, formatDate, formatMinutes, FilterSelect, Panel, SearchForm } from './parts';
+import { ActionStatus, MachineCell, Badge, formatDate, formatMinutes, FilterSelect, Panel, SearchForm } from './parts';
 import { useAdminAction } from './useAction';
 import { KeysetTable } from './KeysetTable';
 import styles from './Admin.module.css';
@@ -44,10 +44,7 @@ export default function Fleet() {
         columns={['Machine', 'Owner or course', 'State', { label: 'Hours left', num: true }, 'Provider', 'Online since', 'Last stop reason', 'Actions']}
         row={(m) => (
           <tr key={m.id}>
-            <td>
-              {m.name}
-              <span className={`${styles.sub} ${styles.mono}`}>{m.id}</span>
-            </td>
+            <MachineCell name={m.name} id={m.id} />
             <td>
               {m.owner ? m.owner.email : m.course ? m.course.name : '—'}
               {m.course?.instructorEmail ? <span className={styles.sub}>instructor {m.course.instructorEmail}</span> : null}

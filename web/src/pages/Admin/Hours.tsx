@@ -4,7 +4,7 @@ import { ADJUST_MAX_MINUTES, type AdminMachine } from '@hyperdesk/contract';
 import { adjustHours, adminAdjustmentsQuery, adminFleetQuery } from '../../api/admin';
 import { Dialog } from '../../components/Dialog';
 import forms from '../../components/forms.module.css';
-import { ActionStatus, formatDate, formatMinutes, Panel, SearchForm } from './parts';
+import { ActionStatus, MachineCell, formatDate, formatMinutes, Panel, SearchForm } from './parts';
 import { useAdminAction } from './useAction';
 import { KeysetTable } from './KeysetTable';
 import styles from './Admin.module.css';
@@ -36,10 +36,7 @@ export default function Hours() {
             columns={['Machine', 'Owner or course', { label: 'Hours left', num: true }, 'Actions']}
             row={(m) => (
               <tr key={m.id}>
-                <td>
-                  {m.name}
-                  <span className={`${styles.sub} ${styles.mono}`}>{m.id}</span>
-                </td>
+                <MachineCell name={m.name} id={m.id} />
                 <td>{m.owner?.email ?? m.course?.name ?? '—'}</td>
                 <td className={styles.num}>{formatMinutes(m.minutesLeft)}</td>
                 <td>

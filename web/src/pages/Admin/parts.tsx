@@ -67,6 +67,16 @@ export function ActionStatus({ message, error }: { message: string | null; error
   return null;
 }
 
+/** A machine's name with its id underneath (the fleet's and the hours page's first column). */
+export function MachineCell({ name, id }: { name: string; id: string }) {
+  return (
+    <td>
+      {name}
+      <span className={`${styles.sub} ${styles.mono}`}>{id}</span>
+    </td>
+  );
+}
+
 export const formatDate = (iso: string | null) => (iso ? new Date(iso).toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short' }) : '—');
 export const formatDay = (iso: string) => new Date(iso).toLocaleDateString('en-GB', { dateStyle: 'medium' });
 
