@@ -60,6 +60,42 @@ describe('local machine provider', () => {
     expect(statSync(path.join(dataDir, 'homes', a.machineId, 'made-inside')).uid).toBe(user.uid);
   });
 
+  it('a desktop whose screen size changes (the streaming agent fits it to the tab) keeps running, and VNC shows the new size', async () => {
+    // The agent's own RandR code, run inside the desktop's sandbox against its X server.
+    const xscreen = readFileSync(path.join(import.meta.dirname, '../agent/xscreen.py'), 'utf8');
+    // Each size is reached through two others a moment apart, as a tab being resized asks for.
+    const resize = (w: number, h: number) =>
+      inSandbox(dataDir, a.machineId, `DISPLAY=:0 XAUTHORITY=/run/hyperdesk/xauth python3 - <<'EOF'\n${xscreen}
+import time
+s = XScreen(':0')
+for size in [(${w} - 100, ${h} - 60), (${w} - 40, ${h} - 20), (${w}, ${h})]:
+    s.resize(*size)
+    time.sleep(0.3)
+print(s.size() == (${w}, ${h}))\nEOF`);
+    const xvfb = () => desktopProcesses(dataDir).find((p) => p.machineId === a.machineId && p.comm === 'Xvfb')!.pid;
+    const x = xvfb();
+    const endpoint = (await running(a.machineId)).endpoint!;
+    for (const [w, h] of [[1280, 854], [1000, 612], [1600, 900]] as const) {
+      expect(resize(w, h).out.trim()).toBe('True');
+      const shown = await until(`VNC at ${w}x${h}`, () => vncHandshake(endpoint).then((v) => v.width === w && v.height === h, () => false));
+      expect(shown).toBe(true);
+      expect((await provider.describe(a.machineId)).state).toBe('running');
+    }
+    expect(xvfb()).toBe(x); // the same desktop, not a restarted one
+    expect(desktopProcesses(dataDir).filter((p) => p.machineId === a.machineId && p.comm === 'x11vnc')).toHaveLength(1);
+  });
+
+  it('a VNC server that ends is started again inside the desktop: the desktop and its programs keep running', async () => {
+    const ofA = (comm: string) => desktopProcesses(dataDir).filter((p) => p.machineId === a.machineId && p.comm === comm);
+    const [x, vnc] = [ofA('Xvfb')[0]!.pid, ofA('x11vnc')[0]!.pid];
+    signal(vnc, 'SIGKILL');
+    await until('a new x11vnc', () => ofA('x11vnc').some((p) => p.pid !== vnc));
+    const d = await running(a.machineId);
+    expect((await vncHandshake(d.endpoint!)).name).toBe(a.name);
+    expect(ofA('Xvfb')[0]!.pid).toBe(x);
+    expect(ofA('x11vnc')).toHaveLength(1);
+  });
+
   it('start is idempotent and a second provider over the same data dir adopts the running desktop', async () => {
     const before = state(a.machineId);
     await provider.start(a);

@@ -46,8 +46,15 @@ until [ -S /tmp/.X11-unix/X0 ]; do
 done
 export DISPLAY=:0 XAUTHORITY="$R/xauth"
 # VNC first: the desktop is usable (and reported running) while the programs below are still starting.
-x11vnc -display :0 -auth "$R/xauth" -unixsock "$R/vnc.sock" -rfbport 0 -forever -shared -nopw -quiet -desktop "$NAME" >/dev/null 2>&1 &
-vpid=$!
+# x11vnc cannot follow a change of the screen size (the streaming agent fits the desktop to the viewer's tab): it
+# crashes in its new-framebuffer code more often than not. With "-xrandr exit" it ends cleanly instead, removing its
+# socket, and the loop at the end starts it again at the new size (a VNC viewer reconnects, as after any hiccup).
+start_vnc() {
+  x11vnc -display :0 -auth "$R/xauth" -unixsock "$R/vnc.sock" -rfbport 0 -forever -shared -nopw -quiet -xrandr exit \
+    -desktop "$NAME" >/dev/null 2>&1 &
+  vpid=$!
+}
+start_vnc
 # The desktop's programs start once VNC listens, so they do not compete with it for the CPU.
 n=0
 until [ -S "$R/vnc.sock" ] || [ "$n" -gt 200 ]; do kill -0 "$vpid" 2>/dev/null || break; n=$((n+1)); read -t 0.05 -u 9; done
@@ -80,11 +87,17 @@ gcpu=0
 cpu_of() { local s; read -r s < "/proc/$1/stat" 2>/dev/null || return 1; s=${'$'}{s##*) }; set -- $s; gcpu=$(( ${'$'}{12} + ${'$'}{13} )); }
 n=0
 while [ "$n" -lt 50 ] && { ! cpu_of "$gpid" || [ "$gcpu" -lt 30 ]; }; do n=$((n+1)); read -t 0.1 -u 9; done
-while kill -0 "$xpid" 2>/dev/null && kill -0 "$vpid" 2>/dev/null; do
+# VNC that ended is started again (a resize ends it, see start_vnc), unless it ends 10 times within a minute.
+vwindow=$SECONDS; vends=0
+while kill -0 "$xpid" 2>/dev/null; do
+  if ! kill -0 "$vpid" 2>/dev/null; then
+    [ $((SECONDS - vwindow)) -gt 60 ] && { vwindow=$SECONDS; vends=0; }
+    vends=$((vends+1)); [ "$vends" -gt 10 ] && exit ${EXIT_VNC_DIED}
+    start_vnc
+  fi
   kill -CONT "$gpid" 2>/dev/null; read -t 0.01 -u 9; kill -STOP "$gpid" 2>/dev/null; read -t 0.19 -u 9
 done
-kill -0 "$xpid" 2>/dev/null || exit ${EXIT_X_DIED}
-exit ${EXIT_VNC_DIED}
+exit ${EXIT_X_DIED}
 `;
 
 /**
