@@ -1,4 +1,5 @@
-import { index, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+import { bigint, index, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -29,6 +30,8 @@ export const machines = pgTable('machines', {
   runningHomeKey: text('running_home_key'),
   createdAt: ts('created_at').notNull().defaultNow(),
   updatedAt: ts('updated_at').notNull().defaultNow(),
+  /** Course machines: a new value from one sequence whenever what the balance shows of it changes (migration 0740). */
+  stateV: bigint('state_v', { mode: 'number' }).notNull().default(sql`nextval('machine_state_seq')`),
 });
 
 export const ledgerEntries = pgTable(

@@ -50,9 +50,11 @@ export function liveLotsOf(machineId: SQL, at: Date): SQL {
 /**
  * Minutes left in the live lots of each machine selected by `machineIds` (a subquery), grouped in one pass: a table
  * to join a list of machines on `machine_id`, where a lookup per machine (liveLotsOf) costs one scan per row.
+ * `next_expiry`: when the first of those lots with minutes left expires (the sum changes then).
  */
 export function liveLeftByMachine(machineIds: SQL, at: Date): SQL {
-  return sql`(select l.machine_id, sum(l.remaining)::int as left_minutes from ledger_lots l
+  return sql`(select l.machine_id, sum(l.remaining)::int as left_minutes,
+      min(l.expires_at) filter (where l.remaining > 0) as next_expiry from ledger_lots l
     where l.machine_id in (${machineIds}) and l.expires_at > ${at.toISOString()}::timestamptz group by l.machine_id)`;
 }
 

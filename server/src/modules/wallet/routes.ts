@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { BalanceAnswer, ErrorBody } from '@hyperdesk/contract';
 import type { Ctx } from '../../context';
 import { principalOf } from '../../http/auth';
+import { fastSerializer } from '../../http/fast-serializer';
 import { balanceReader, singleEntries } from './service';
 import { courseBalance } from '../courses/entries';
 
@@ -12,7 +13,7 @@ export async function walletRoutes(app: FastifyInstance, ctx: Ctx): Promise<void
 
   app.withTypeProvider<ZodTypeProvider>().get(
     '/user/wallet/balance',
-    { preHandler: app.authenticate, schema: { response: { 200: BalanceAnswer, 401: ErrorBody } } },
+    { preHandler: app.authenticate, schema: { response: { 200: BalanceAnswer, 401: ErrorBody } }, serializerCompiler: fastSerializer },
     async (req) => ({ balance: await readBalance(principalOf(req), ctx.clock.now()) }),
   );
 }

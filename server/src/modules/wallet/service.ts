@@ -2,15 +2,19 @@ import { PLATFORMS, type BalanceEntry, type CountryId, type MachineConfig, type 
 import { sql, type SQL } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import type { Principal } from '../identity/tokens';
-import { readSingleMachines, singleMachinesWithHoursJson } from '../machines/queries';
+import { readSingleMachines, singleMachinesWithHoursJson, type SingleMachineHours } from '../machines/queries';
 
 /**
- * Builds some of a user's balance entries; the balance is the concatenation of every builder's entries. A builder
- * gives a scalar select of its rows as one JSON value, so the wallet reads every builder in ONE statement.
+ * Builds some of a user's balance entries; the balance is the concatenation of every builder's entries. For each
+ * read a builder gives a scalar select of its rows as one JSON value, so the wallet reads every builder in ONE
+ * statement, and how that read's JSON becomes entries.
  */
 export interface BalanceBuilder {
-  select(principal: Principal, at: Date): SQL;
-  entries(json: unknown, at: Date): BalanceEntry[];
+  read(principal: Principal, at: Date): BalanceRead;
+}
+export interface BalanceRead {
+  select: SQL;
+  entries(json: unknown): BalanceEntry[];
 }
 
 /** Minutes to hours with 2 decimals (the contract's unit for timeLeft and totalHours). */
@@ -30,25 +34,30 @@ export const connectUrl = (packId: string) => `/v1/slot/connect?packId=${encodeU
  *  reconciler — one query through the machines module, whatever the minutes used. */
 export function singleEntries(): BalanceBuilder {
   return {
-    select: (principal, at) => singleMachinesWithHoursJson(principal.uid, at),
-    entries: (json) =>
-      readSingleMachines(json).map((m): BalanceEntry => ({
-        role: 'SINGLE',
-        platform: m.platform as PlatformName,
-        packId: m.id,
-        machineName: m.name,
-        timeLeft: minutesToHours(m.leftMinutes),
-        totalHours: minutesToHours(m.totalMinutes),
-        vms: 1,
-        instanceStatus: m.observed,
-        url: connectUrl(m.id),
-        startDate: null,
-        endDate: null,
-        machineConfig: machineConfigOf(m.platform),
-        region: m.region as CountryId,
-        stopReason: m.stopReason,
-        processingSince: m.processingSince ? m.processingSince.toISOString() : null,
-      })),
+    read: (principal, at) => ({
+      select: singleMachinesWithHoursJson(principal.uid, at),
+      entries: (json) => readSingleMachines(json).map(singleEntry),
+    }),
+  };
+}
+
+function singleEntry(m: SingleMachineHours): BalanceEntry {
+  return {
+    role: 'SINGLE',
+    platform: m.platform as PlatformName,
+    packId: m.id,
+    machineName: m.name,
+    timeLeft: minutesToHours(m.leftMinutes),
+    totalHours: minutesToHours(m.totalMinutes),
+    vms: 1,
+    instanceStatus: m.observed,
+    url: connectUrl(m.id),
+    startDate: null,
+    endDate: null,
+    machineConfig: machineConfigOf(m.platform),
+    region: m.region as CountryId,
+    stopReason: m.stopReason,
+    processingSince: m.processingSince ? m.processingSince.toISOString() : null,
   };
 }
 
@@ -61,10 +70,11 @@ let readers = 0;
 export function balanceReader(database: Pick<Database, 'prepared'>, builders: readonly BalanceBuilder[]) {
   const name = `wallet_balance_${++readers}`;
   return async (principal: Principal, at: Date): Promise<BalanceEntry[]> => {
-    const parts = builders.map((b, i) => sql`(${b.select(principal, at)}) as ${sql.raw(`p${i}`)}`);
+    const reads = builders.map((b) => b.read(principal, at));
+    const parts = reads.map((r, i) => sql`(${r.select}) as ${sql.raw(`p${i}`)}`);
     const [row] = await database.prepared(name, sql`select ${sql.join(parts, sql`, `)}`);
     if (!row) throw new Error('balance: no row');
-    return builders.flatMap((b, i) => b.entries(parseJson(row[`p${i}`]), at));
+    return reads.flatMap((r, i) => r.entries(parseJson(row[`p${i}`])));
   };
 }
 
