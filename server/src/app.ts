@@ -10,12 +10,10 @@ import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import { randomUUID } from 'node:crypto';
 import type { Config } from './config';
-import type { Database } from './db/client';
-import type { Clock } from './lib/clock';
 import type { Ctx } from './context';
 import { HttpError } from './errors';
 import { registerAuthentication } from './http/auth';
-import { createContext } from './services';
+import { createContext, type AppDeps } from './services';
 import { registerModules, registerPages } from './modules/index';
 import { observeHttp } from './modules/metrics/routes';
 import { openApiOptions } from './openapi';
@@ -25,15 +23,7 @@ import { stdoutLogStream } from './lib/log-stream';
 import { counterStore } from './lib/rate-limit-store';
 import { registerSecurityHeaders } from './http/security-headers';
 
-export interface AppDeps {
-  config: Config;
-  database: Database;
-  clock?: Clock;
-  /** pino options, or false for silent (tests). */
-  logger?: boolean | Record<string, unknown>;
-  /** Test seams: outside services a test replaces (house rule 7). Filled by domain modules. */
-  overrides?: Record<string, unknown>;
-}
+export type { AppDeps };
 
 declare module 'fastify' {
   interface FastifyInstance {

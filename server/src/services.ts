@@ -1,6 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Ctx } from './context';
-import type { AppDeps } from './app';
+import type { Config } from './config';
+import type { Database } from './db/client';
+import type { Clock } from './lib/clock';
 import { systemClock } from './lib/clock';
 import { createTokens } from './modules/identity/tokens';
 import { createLedger, ledgerExpiryJob } from './modules/ledger/service';
@@ -17,6 +19,17 @@ import type { MachineProvider } from './modules/machines/providers/types';
 import { createConnect } from './modules/connect/service';
 import { memoryCounters, postgresCounters, type Counters } from './lib/counters';
 import { redisCounters } from './lib/counters-redis';
+
+/** What the app is built from: configuration, the database, and (for tests) a clock, logging and outside services. */
+export interface AppDeps {
+  config: Config;
+  database: Database;
+  clock?: Clock;
+  /** pino options, or false for silent (tests). */
+  logger?: boolean | Record<string, unknown>;
+  /** Test seams: outside services a test replaces (house rule 7). Filled by domain modules. */
+  overrides?: Record<string, unknown>;
+}
 
 /** Where rate limits count: Redis when configured, else the shared database; memory for the embedded one. */
 function createCounters(deps: AppDeps, log: FastifyBaseLogger): Counters {

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { COUNTRIES, countryById, CountryId } from '@hyperdesk/contract';
-import type { StepProps } from './flows';
+import type { StepProps } from './flowState';
 import { isConfirmed } from './flowState';
 import { FieldError, Step } from './Step';
 import styles from './Setup.module.css';

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { MAX_STUDENTS, MIN_STUDENTS } from '@hyperdesk/contract';
 import { formatDateRange } from '../../lib/format';
-import type { StepProps } from './flows';
+import type { StepProps } from './flowState';
 import { isConfirmed } from './flowState';
 import { addDays, toInputDate, todayStart, validateCourse, type CourseErrors, type CourseInput } from './courseDates';
 import { FieldError, Step } from './Step';

@@ -1,3 +1,4 @@
+import type { Dispatch } from 'react';
 import type { CountryId, PlatformName } from '@hyperdesk/contract';
 
 /** The steps a setup can have; business flows add 'course' between platform and runtime (spec §2). */
@@ -76,4 +77,11 @@ export function isConfirmed(s: SetupState, step: StepId): boolean {
 /** The total to pay, set once the runtime is confirmed (spec §4: the amount resets with earlier changes). */
 export function amountOf(s: SetupState): number | null {
   return isConfirmed(s, 'runtime') && s.runtime ? s.runtime.price : null;
+}
+
+/** What every step component of the setup page gets. */
+export interface StepProps {
+  state: SetupState;
+  dispatch: Dispatch<SetupAction>;
+  number: number;
 }

@@ -1,22 +1,18 @@
 import { useQuery } from '@tanstack/react-query';
-import type { ComponentType, Dispatch } from 'react';
+import type { ComponentType } from 'react';
 import type { User } from '@hyperdesk/contract';
 import { packsForLocationQuery } from '../../api/catalog';
 import { packCostQuery, rechargePack, type CourseQuoteParams } from '../../api/courses';
 import { rechargeWallet } from '../../api/wallet';
 import { courseEndsAt } from './courseDates';
 import { CourseStep } from './CourseStep';
-import type { RuntimeOption, SetupAction, SetupState, StepId } from './flowState';
+import type { RuntimeOption, SetupState, StepId, StepProps } from './flowState';
+
+export type { StepProps };
 
 export interface RuntimeOptions {
   status: 'idle' | 'loading' | 'error' | 'ready';
   options: RuntimeOption[];
-}
-
-export interface StepProps {
-  state: SetupState;
-  dispatch: Dispatch<SetupAction>;
-  number: number;
 }
 
 /**
