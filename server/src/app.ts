@@ -23,8 +23,6 @@ import { stdoutLogStream } from './lib/log-stream';
 import { counterStore } from './lib/rate-limit-store';
 import { registerSecurityHeaders } from './http/security-headers';
 
-export type { AppDeps };
-
 declare module 'fastify' {
   interface FastifyInstance {
     ctx: Ctx;

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { startTestServer, type TestServer } from './harness';
+import { runningCourse } from './course-fixtures';
 import { manualClock } from '../src/lib/clock';
 import { roster, seats } from '../src/db/schema/index';
-import { seedCourseOrder, seedUser } from '../src/modules/courses/fixtures/seed';
+import { seedUser } from '../src/modules/courses/fixtures/seed';
 import { courseBalance } from '../src/modules/courses/entries';
 import { createMachinesParts, type MachinesPart } from '../src/modules/courses/machines-part';
 import { SEAT_STALE_MS } from '../src/modules/courses/seats';
@@ -14,7 +15,6 @@ import type { Principal } from '../src/modules/identity/tokens';
  * course's machine version moved (migration 0740). Every change that shows in an entry must show in the very next
  * read — from this reader or another one (a second replica) — and a read that reuses the part must say so.
  */
-const DAY = 86_400_000;
 const clock = manualClock(new Date('2031-02-03T10:00:00Z'));
 let s: TestServer;
 
@@ -23,13 +23,7 @@ beforeAll(async () => {
 });
 afterAll(async () => s.close());
 
-async function course(owner: Principal, vms: number, hours: number) {
-  const startAt = new Date(clock.now().getTime() - DAY);
-  const orderId = await seedCourseOrder(s.app.ctx.db, { userId: owner.uid, vms, hours, startAt, expiresAt: new Date(startAt.getTime() + 30 * DAY) });
-  const courseId = await s.app.ctx.db.transaction((tx) => s.app.ctx.courses.fulfilCourseOrder(tx, { id: orderId }));
-  const ids = (await s.app.ctx.db.execute(sql`select id from machines where course_id = ${courseId} order by seq`)).rows.map((r) => String(r.id));
-  return { courseId, ids };
-}
+const course = (owner: Principal, vms: number, hours: number) => runningCourse(s, clock, owner, vms, hours);
 
 /** One read through a reader (its own kept parts, like one replica): the entries and whether the part was rebuilt. */
 function reader() {

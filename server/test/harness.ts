@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { loadConfig, type Config } from '../src/config';
 import { openDatabase, type Database } from '../src/db/client';
 import { migrate } from '../src/db/migrate';
-import { buildApp, type AppDeps } from '../src/app';
+import { buildApp } from '../src/app';
+import type { AppDeps } from '../src/services';
 import type { Clock } from '../src/lib/clock';
 
 /**

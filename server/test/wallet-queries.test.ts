@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { startTestServer, type TestServer } from './harness';
+import { runningCourse } from './course-fixtures';
 import { manualClock } from '../src/lib/clock';
 import { roster } from '../src/db/schema/index';
-import { seedCourseOrder, seedUser } from '../src/modules/courses/fixtures/seed';
+import { seedUser } from '../src/modules/courses/fixtures/seed';
 import type { Principal } from '../src/modules/identity/tokens';
 
 /**
@@ -26,13 +27,7 @@ async function balance(token: string) {
   expect(res.status).toBe(200);
   return { entries: res.body.balance as Record<string, any>[], queries };
 }
-async function course(owner: Principal, vms: number, hours: number) {
-  const startAt = new Date(clock.now().getTime() - DAY);
-  const orderId = await seedCourseOrder(s.app.ctx.db, { userId: owner.uid, vms, hours, startAt, expiresAt: new Date(startAt.getTime() + 30 * DAY) });
-  const courseId = await s.app.ctx.db.transaction((tx) => s.app.ctx.courses.fulfilCourseOrder(tx, { id: orderId }));
-  const ids = (await s.app.ctx.db.execute(sql`select id from machines where course_id = ${courseId} order by seq`)).rows.map((r) => String(r.id));
-  return { courseId, ids };
-}
+const course = (owner: Principal, vms: number, hours: number) => runningCourse(s, clock, owner, vms, hours);
 const debit = (machineId: string, n: number, from = 0) =>
   s.app.ctx.db.execute(sql`insert into ledger_entries (id, machine_id, kind, minutes, lot_id, idempotency_key)
     select gen_random_uuid(), l.machine_id, 'debit', -1, l.id, 'meter:' || l.machine_id || ':' || g
