@@ -13,7 +13,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startBenchServer } from './server';
-import { desktopProcesses, vncHandshake } from '../server/test/machines-desktops';
+import { desktopProcesses, trustedUnixSocket, vncHandshake } from '../server/test/machines-desktops';
 import { DESKTOP_PATH } from '../server/src/modules/machines/providers/sandbox';
 import { alive } from '../server/src/modules/machines/providers/procs';
 import { machineRow, seedMachine, seedUser, signFor } from '../server/test/machines-fixtures';
@@ -134,9 +134,9 @@ async function main() {
     const answer = await slot(c, { packId: c.id });
     if (answer.status !== 'WAIT') throw new Error(`expected WAIT, got ${answer.status}`);
     let vnc = 0;
-    const sock = { path: path.join(dataDir, 'machines', c.id, 'run', 'vnc.sock') };
+    const sock = trustedUnixSocket(path.join(dataDir, 'machines', c.id, 'run', 'vnc.sock'));
     for (;;) {
-      if (!vnc && existsSync(sock.path)) {
+      if (!vnc && existsSync(String(sock.ref.path))) {
         if (await vncHandshake(sock, '127.0.0.1', 1000).then(() => true, () => false)) vnc = performance.now() - t0;
       }
       if (vnc && (await machineRow(db, c.id)).observed === 'online') return { vnc, online: performance.now() - t0 };

@@ -4,6 +4,7 @@ import WebSocket from 'ws';
 import { eq } from 'drizzle-orm';
 import { courses, machines, users } from '../src/db/schema/index';
 import type { Endpoint, MachineProvider } from '../src/modules/machines/providers/types';
+import { tcpEndpoint } from '../src/modules/machines/providers/endpoint';
 import type { TestServer } from './harness';
 
 /** Waits for a condition (polling), failing with `what` after `ms`. */
@@ -99,7 +100,7 @@ export interface FakeDesktop {
 }
 
 export async function fakeDesktop(name: string): Promise<FakeDesktop> {
-  const d: FakeDesktop = { endpoint: { host: '127.0.0.1', port: 0 }, received: [], connections: 0, sockets: [], close: async () => {} };
+  const d: FakeDesktop = { endpoint: tcpEndpoint('127.0.0.1', 0), received: [], connections: 0, sockets: [], close: async () => {} };
   const server = net.createServer((sock) => {
     d.connections++;
     d.sockets.push(sock);
@@ -108,7 +109,7 @@ export async function fakeDesktop(name: string): Promise<FakeDesktop> {
     sock.write(`RFB 003.008\n${name}`);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  d.endpoint = { host: '127.0.0.1', port: (server.address() as net.AddressInfo).port };
+  d.endpoint = tcpEndpoint('127.0.0.1', (server.address() as net.AddressInfo).port);
   d.close = () =>
     new Promise((r) => {
       d.sockets.forEach((x) => x.destroy());

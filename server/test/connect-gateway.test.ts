@@ -6,6 +6,7 @@ import { connectSessions } from '../src/db/schema/index';
 import { MAX_MESSAGE_BYTES, MAX_SESSIONS_PER_USER } from '../src/modules/connect/gateway';
 import type { Endpoint } from '../src/modules/machines/providers/types';
 import { startTestServer, type TestServer } from './harness';
+import { tcpEndpoint } from '../src/modules/machines/providers/endpoint';
 import { fakeDesktop, fakeProvider, openGateway, seedMachine, seedUser, ticketFor, until, type FakeDesktop, type SeededUser } from './connect-fixtures';
 
 const endpoints = new Map<string, Endpoint>();
@@ -121,7 +122,7 @@ describe('relay', () => {
     });
     await new Promise<void>((r) => firehose.listen(0, '127.0.0.1', r));
     const id = await seedMachine(s, { ownerId: user.id });
-    endpoints.set(id, { host: '127.0.0.1', port: (firehose.address() as net.AddressInfo).port });
+    endpoints.set(id, tcpEndpoint('127.0.0.1', (firehose.address() as net.AddressInfo).port));
     const { wsPath } = await ticketFor(s, user.token, id);
     const c = await openGateway(s, wsPath);
     (c.ws as unknown as { _socket: net.Socket })._socket.pause(); // a browser that does not read

@@ -157,7 +157,7 @@ describe('ticket use at the gateway', () => {
   it("reaches only the ticket's machine, whatever else the url says", async () => {
     const before = deskB.connections;
     const { wsPath } = await ticketFor(s, alice.token, machineA);
-    const evil = `${wsPath}&packId=${machineB}&machineId=${machineB}&host=127.0.0.1&port=${(deskB.endpoint as { port: number }).port}`;
+    const evil = `${wsPath}&packId=${machineB}&machineId=${machineB}&host=127.0.0.1&port=${deskB.endpoint.ref.port}`;
     const c = await openGateway(s, evil);
     await until(() => c.bytes().toString().includes('desktop-A'), 'the desktop greeting of A');
     expect(c.bytes().toString()).not.toContain('desktop-B');

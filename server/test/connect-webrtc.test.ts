@@ -6,9 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, eq } from 'drizzle-orm';
 import { GATEWAY_CLOSE } from '@hyperdesk/contract';
 import { connectSessions, roster } from '../src/db/schema/index';
-import type { MachineProvider, SocketAddress } from '../src/modules/machines/providers/types';
+import type { Endpoint, MachineProvider } from '../src/modules/machines/providers/types';
 import { startTestServer, type TestServer } from './harness';
 import { openGateway, seedCourse, seedMachine, seedUser, ticketFor, until, type GatewayClient } from './connect-fixtures';
+import { trustedUnixSocket } from './machines-desktops';
 import { courseTicket } from './course-tickets';
 
 /**
@@ -19,13 +20,13 @@ import { courseTicket } from './course-tickets';
 
 /** A stand-in streaming agent: records each connection's lines, answers `start` with an offer. */
 interface FakeAgent {
-  address: SocketAddress;
+  address: Endpoint;
   connections: { lines: any[]; closed: boolean }[];
   close(): Promise<void>;
 }
 
 async function fakeAgent(dir: string, name: string): Promise<FakeAgent> {
-  const a: FakeAgent = { address: { path: path.join(dir, `${name}.sock`) }, connections: [], close: async () => {} };
+  const a: FakeAgent = { address: trustedUnixSocket(path.join(dir, `${name}.sock`)), connections: [], close: async () => {} };
   const sockets: net.Socket[] = [];
   const server = net.createServer((sock) => {
     const conn = { lines: [] as any[], closed: false };
@@ -46,7 +47,7 @@ async function fakeAgent(dir: string, name: string): Promise<FakeAgent> {
     sock.on('close', () => (conn.closed = true));
     sock.on('error', () => {});
   });
-  await new Promise<void>((r) => server.listen((a.address as { path: string }).path, r));
+  await new Promise<void>((r) => server.listen(String(a.address.ref.path), r));
   a.close = () =>
     new Promise((r) => {
       sockets.forEach((x) => x.destroy());
@@ -55,7 +56,7 @@ async function fakeAgent(dir: string, name: string): Promise<FakeAgent> {
   return a;
 }
 
-const agents = new Map<string, SocketAddress>();
+const agents = new Map<string, Endpoint>();
 const provider: MachineProvider = {
   kind: 'fake',
   start: async () => {},

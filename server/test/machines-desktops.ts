@@ -6,11 +6,14 @@ import zlib from 'node:zlib';
 import { alive, pidsOfUids } from '../src/modules/machines/providers/procs';
 import { machineCgroup } from '../src/modules/machines/providers/cgroups';
 import { machineUsers, userNameOf, lookupUser } from '../src/modules/machines/providers/users';
-import type { SocketAddress } from '../src/modules/machines/providers/types';
+import type { Endpoint } from '../src/modules/machines/providers/types';
 
 /** A VNC server's address: a TCP port on loopback, or a socket address as providers report it. */
-type Target = number | SocketAddress;
-const dial = (t: Target, host = '127.0.0.1') => connect(typeof t === 'number' ? { host, port: t } : t);
+type Target = number | Endpoint;
+const dial = (t: Target, host = '127.0.0.1') => (typeof t === 'number' ? connect({ host, port: t }) : t.open());
+
+/** A test's own socket (in a directory only the test writes), as an endpoint. */
+export const trustedUnixSocket = (p: string): Endpoint => ({ ref: { path: p }, open: () => connect(p) });
 
 /**
  * Completes an RFB handshake (version, security "None", ClientInit, ServerInit) with a VNC server and answers
@@ -143,9 +146,9 @@ export async function until<T>(what: string, fn: () => Promise<T | undefined | n
   }
 }
 
-export function socketAnswers(target: SocketAddress): Promise<boolean> {
+export function socketAnswers(target: Endpoint): Promise<boolean> {
   return new Promise((resolve) => {
-    const s = connect(target);
+    const s = target.open();
     s.on('connect', () => {
       s.destroy();
       resolve(true);

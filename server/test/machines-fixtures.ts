@@ -4,6 +4,7 @@ import { sql } from 'drizzle-orm';
 import type { Db } from '../src/db/client';
 import { machines, users } from '../src/db/schema/index';
 import type { Tokens } from '../src/modules/identity/tokens';
+import { tcpEndpoint } from '../src/modules/machines/providers/endpoint';
 import type { MachineProvider, ObservedDesktop } from '../src/modules/machines/providers/types';
 
 export async function seedUser(db: Db, opts: { instructor?: boolean } = {}): Promise<{ uid: string; email: string }> {
@@ -107,7 +108,7 @@ export function fakeProvider(rfbPort: number) {
       const d = desktops.get(id);
       if (!d) return { state: 'stopped' };
       const up = p.upAfterMs !== null && Date.now() - d.since >= p.upAfterMs;
-      return up ? { state: 'running', endpoint: { host: '127.0.0.1', port: p.rfbPort } } : { state: 'starting' };
+      return up ? { state: 'running', endpoint: tcpEndpoint('127.0.0.1', p.rfbPort) } : { state: 'starting' };
     },
     async stop(id: string) {
       calls.push({ op: 'stop', id });

@@ -7,7 +7,7 @@ import { createLocalProvider } from '../src/modules/machines/providers/local';
 import { signal } from '../src/modules/machines/providers/procs';
 import { lookupUser, userNameOf } from '../src/modules/machines/providers/users';
 import type { MachineProvider } from '../src/modules/machines/providers/types';
-import { desktopProcesses, inSandbox, socketAnswers, until, vncHandshake, windowTitles } from './machines-desktops';
+import { desktopProcesses, inSandbox, socketAnswers, trustedUnixSocket, until, vncHandshake, windowTitles } from './machines-desktops';
 
 /** The local provider against real sandboxed desktops (bwrap, Xvfb, openbox, tint2, xterm, x11vnc) on this host. */
 describe('local machine provider', () => {
@@ -36,13 +36,32 @@ describe('local machine provider', () => {
   it('starts two desktops in parallel, each answering a VNC handshake on its own Unix socket', async () => {
     await Promise.all([provider.start(a), provider.start(b)]);
     const [da, db] = await Promise.all([running(a.machineId), running(b.machineId)]);
-    expect(da.endpoint).toEqual({ path: path.join(dataDir, 'machines', a.machineId, 'run', 'vnc.sock') });
-    expect(da.endpoint).not.toEqual(db.endpoint);
+    expect(da.endpoint?.ref.path).toBe(path.join(dataDir, 'machines', a.machineId, 'run', 'vnc.sock'));
+    expect(da.endpoint?.ref).not.toEqual(db.endpoint?.ref);
     const ha = await vncHandshake(da.endpoint!);
     const hb = await vncHandshake(db.endpoint!);
     expect(ha).toMatchObject({ version: expect.stringMatching(/^RFB 003\.00\d$/), width: 1920, height: 1080, name: a.name });
     expect(hb.name).toBe(b.name);
     expect((await provider.list()).sort()).toEqual([a.machineId, b.machineId].sort());
+  });
+
+  it("a tenant's symlink or swapped socket in its own run dir never leads the server to another machine's desktop", async () => {
+    const bRun = path.join(dataDir, 'machines', b.machineId, 'run');
+    const aRun = path.join(dataDir, 'machines', a.machineId, 'run');
+    // A's user points its own VNC and agent sockets at B's (host paths: the root server would resolve them).
+    for (const [sock, target] of [['vnc.sock', `${bRun}/vnc.sock`], ['agent.sock', `${bRun}/agent.sock`]]) {
+      const r = inSandbox(dataDir, a.machineId, `mv /run/hyperdesk/${sock} /run/hyperdesk/${sock}.old 2>/dev/null; ln -s ${target} /run/hyperdesk/${sock} && echo planted`);
+      expect(r.out).toContain('planted');
+    }
+    const d = await provider.describe(a.machineId);
+    for (const ep of [d.endpoint, d.agent].filter((e) => e !== undefined)) {
+      await expect(vncHandshake(ep)).rejects.toThrow();
+    }
+    expect(await socketAnswers(trustedUnixSocket(`${aRun}/vnc.sock`))).toBe(true); // the link itself leads to B
+    // Put back, A's desktop answers as before.
+    inSandbox(dataDir, a.machineId, 'cd /run/hyperdesk && for s in vnc agent; do [ -e $s.sock.old ] && mv -f $s.sock.old $s.sock; done; true');
+    const again = await provider.describe(a.machineId);
+    expect((await vncHandshake(again.endpoint!)).name).toBe(a.name);
   });
 
   it('runs the desktop programs as the machine’s own user, with its home at /home/user', async () => {
@@ -116,7 +135,7 @@ print(s.size() == (${w}, ${h}))\nEOF`);
     await until('escaped sleep', () => desktopProcesses(dataDir).some((p) => p.machineId === a.machineId && p.comm === 'sleep'));
     await provider.stop(a.machineId);
     expect(desktopProcesses(dataDir).filter((p) => p.machineId === a.machineId)).toEqual([]);
-    expect(await socketAnswers(sock)).toBe(false);
+    expect(await socketAnswers(trustedUnixSocket(sock.path))).toBe(false);
     expect((await provider.describe(a.machineId)).state).toBe('stopped');
     expect(await provider.list()).toEqual([b.machineId]);
     await provider.stop(a.machineId); // idempotent

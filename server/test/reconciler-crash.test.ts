@@ -8,7 +8,7 @@ import { createTokens } from '../src/modules/identity/tokens';
 import { createLedger } from '../src/modules/ledger/service';
 import { createLocalProvider } from '../src/modules/machines/providers/local';
 import { systemClock } from '../src/lib/clock';
-import { desktopProcesses, until, vncHandshake } from './machines-desktops';
+import { desktopProcesses, trustedUnixSocket, until, vncHandshake } from './machines-desktops';
 import { machineRow, seedMachine, seedUser, signFor } from './machines-fixtures';
 
 /**
@@ -78,7 +78,7 @@ describe('reconciler survives kill -9 of the server', () => {
     expect(procs.filter((p) => p.comm === 'x11vnc')).toHaveLength(1);
     const now = readState();
     expect(now.supervisor).toBe(spawned.supervisor); // adopted, not started twice
-    expect((await vncHandshake(vncSocket())).name).toBe('Crash Test Desk');
+    expect((await vncHandshake(trustedUnixSocket(vncSocket().path))).name).toBe('Crash Test Desk');
   }, 180_000);
 
   it('kill -9 right after a stop request: the restarted server ends the desktop, charges each minute once', async () => {
@@ -93,7 +93,7 @@ describe('reconciler survives kill -9 of the server', () => {
     // stop() removes the run dir (sockets) and the state file right after the processes are gone.
     await until('desktop cleaned up', () => !existsSync(statePath()) && !existsSync(sock.path), 10_000, 100);
     expect(existsSync(statePath())).toBe(false);
-    await until('socket closed', async () => !(await vncHandshake(sock, '127.0.0.1', 500).then(() => true, () => false)), 10_000);
+    await until('socket closed', async () => !(await vncHandshake(trustedUnixSocket(sock.path), '127.0.0.1', 500).then(() => true, () => false)), 10_000);
 
     await srv.stop(); // graceful: a pass in flight finishes its database writes first
     await withDb(async (database) => {

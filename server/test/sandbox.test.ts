@@ -210,10 +210,10 @@ describe('sandboxed local desktops: streaming agent and disk quota', () => {
       const x = await provider.describe(M.machineId);
       return x.state === 'running' && x.agent ? x : null;
     });
-    expect(d.agent).toEqual({ path: path.join(runDirOf(dataDir, M.machineId), 'agent.sock') });
+    expect(d.agent?.ref.path).toBe(path.join(runDirOf(dataDir, M.machineId), 'agent.sock'));
     const line = await new Promise<string>((resolve, reject) => {
       let got = '';
-      const s = connect(d.agent!);
+      const s = d.agent!.open();
       s.on('data', (b) => (got += b.toString()));
       s.on('end', () => resolve(got));
       s.on('error', reject);

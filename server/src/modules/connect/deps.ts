@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db, Queryable } from '../../db/client';
 import type { Clock } from '../../lib/clock';
-import type { Endpoint, SocketAddress } from '../machines/providers/types';
+import type { Endpoint } from '../machines/providers/types';
 import type { TurnConfig } from './turn';
 
 /** What Connect uses of the other services (interfaces.md), and nothing more (house rule 1). */
@@ -15,7 +15,7 @@ export interface ConnectDeps {
   machines: {
     endpointOf(machineId: string): Promise<Endpoint | null>;
     /** The machine's streaming agent socket, when one runs. */
-    agentOf(machineId: string): Promise<SocketAddress | null>;
+    agentOf(machineId: string): Promise<Endpoint | null>;
     requestStop(q: Queryable, machineIds: string[], reason?: string): Promise<void>;
   };
   /** TURN relays and their secret (TURN_URLS, TURN_SECRET); without it, host candidates only. */

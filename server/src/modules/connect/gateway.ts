@@ -1,8 +1,9 @@
 import net from 'node:net';
+import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Endpoint, SocketAddress } from '../machines/providers/types';
+import type { Endpoint } from '../machines/providers/types';
 import type { RawData, WebSocket } from 'ws';
 import { GATEWAY_CLOSE, GatewayClientMessage, type GatewayMode, type GatewayServerMessage } from '@hyperdesk/contract';
 import { connectSessions, machines, users } from '../../db/schema/index';
@@ -87,7 +88,7 @@ export function createGateway(deps: ConnectDeps) {
     let reserved = false;
     let sessionRow = false;
     let userId: string | null = null;
-    let tcp: net.Socket | null = null;
+    let tcp: Duplex | null = null;
     let agent: ReturnType<typeof openAgent> | null = null;
     let connected = false;
     let early: Buffer[] = [];
@@ -242,12 +243,13 @@ export function createGateway(deps: ConnectDeps) {
     }
 
     function openDesktop(endpoint: Endpoint): void {
-      const sock = net.connect(endpoint);
+      const sock = endpoint.open();
       tcp = sock;
-      sock.setNoDelay(true);
-      sock.setTimeout(DESKTOP_CONNECT_TIMEOUT_MS, () => sock.destroy(new Error('desktop connect timeout')));
+      if (sock instanceof net.Socket) sock.setNoDelay(true);
+      const timeout = setTimeout(() => sock.destroy(new Error('desktop connect timeout')), DESKTOP_CONNECT_TIMEOUT_MS);
+      sock.once('close', () => clearTimeout(timeout));
       sock.once('connect', () => {
-        sock.setTimeout(0);
+        clearTimeout(timeout);
         connected = true;
         for (const f of early) sock.write(f);
         early = [];
@@ -278,7 +280,7 @@ export function createGateway(deps: ConnectDeps) {
     }
 
     /** The agent starts a moment after the desktop answers VNC: a tab that connects right away waits for it. */
-    async function agentSoon(machineId: string): Promise<SocketAddress | null> {
+    async function agentSoon(machineId: string): Promise<Endpoint | null> {
       for (let waited = 0; ; waited += AGENT_POLL_MS) {
         const agent = await deps.machines.agentOf(machineId);
         if (agent || ended || waited >= AGENT_WAIT_MS) return agent;
@@ -286,7 +288,7 @@ export function createGateway(deps: ConnectDeps) {
       }
     }
 
-    function startAgent(address: SocketAddress, uid: string): void {
+    function startAgent(address: Endpoint, uid: string): void {
       const iceServers = iceServersFor(deps.turn ?? { urls: [] }, uid, deps.clock.now().getTime());
       agent = openAgent(
         address,

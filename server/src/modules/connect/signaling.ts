@@ -1,7 +1,6 @@
-import net from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import { GatewayServerMessage, type GatewayClientMessage, type IceServer } from '@hyperdesk/contract';
-import type { SocketAddress } from '../machines/providers/types';
+import type { Endpoint } from '../machines/providers/types';
 
 const MAX_LINE = 64 * 1024; // an SDP with every candidate fits in a few kB
 const AGENT_CONNECT_TIMEOUT_MS = 10_000;
@@ -14,22 +13,23 @@ type Signal = Extract<GatewayClientMessage, { type: 'start' | 'answer' | 'ice' }
  * re-validated; from the agent only offer/ice reach the tab. Closing it makes the agent tear its peer down.
  */
 export function openAgent(
-  address: SocketAddress,
+  address: Endpoint,
   iceServers: IceServer[],
   log: FastifyBaseLogger,
   toClient: (msg: GatewayServerMessage) => void,
   onClose: () => void,
 ) {
-  const sock = net.connect(address);
+  const sock = address.open();
   let buf = '';
   let closed = false;
   const queued: string[] = [];
   let connected = false;
   sock.setEncoding('utf8');
-  sock.setTimeout(AGENT_CONNECT_TIMEOUT_MS, () => sock.destroy(new Error('agent connect timeout')));
+  const timeout = setTimeout(() => sock.destroy(new Error('agent connect timeout')), AGENT_CONNECT_TIMEOUT_MS);
+  sock.once('close', () => clearTimeout(timeout));
   const line = (msg: object) => `${JSON.stringify(msg)}\n`;
   sock.once('connect', () => {
-    sock.setTimeout(0);
+    clearTimeout(timeout);
     connected = true;
     sock.write(line({ type: 'config', iceServers }));
     for (const q of queued) sock.write(q);

@@ -65,7 +65,7 @@ export async function markOnline(d: StepDeps, r: Row, endpoint: Endpoint): Promi
       processingSince: null,
       stopReason: null,
       provider: d.provider.kind,
-      providerRef: endpoint,
+      providerRef: endpoint.ref,
       runningHomeKey: wantedHome(r),
       updatedAt: now,
     })

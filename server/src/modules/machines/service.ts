@@ -7,7 +7,7 @@ import type { Ledger } from '../ledger/service';
 import { audienceOf, type Events } from './events';
 import { createMetering, type Metering } from './metering';
 import { createReconciler, type Reconciler, type ReconcilerDeps } from './reconciler';
-import type { Endpoint, MachineProvider, SocketAddress } from './providers/types';
+import type { Endpoint, MachineProvider } from './providers/types';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -20,7 +20,7 @@ export interface Machines {
   /** Where the gateway reaches the desktop; only while the machine is online. */
   endpointOf(machineId: string): Promise<Endpoint | null>;
   /** Where the machine's streaming agent listens (WebRTC signaling), when it is online and one runs. */
-  agentOf(machineId: string): Promise<SocketAddress | null>;
+  agentOf(machineId: string): Promise<Endpoint | null>;
   provider: MachineProvider;
   reconciler: Reconciler;
   metering: Metering;

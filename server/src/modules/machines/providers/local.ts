@@ -6,6 +6,7 @@ import { AGENT_SCRIPT } from '../../../lib/paths';
 import { cgroupNames, machineCgroup, ulimitArgs, type Limits } from './cgroups';
 import { desktopPreflight } from './desktop';
 import { alive, killAll, pidsOfUids, processesOfUids, procInfo, sameProcess } from './procs';
+import { ownedUnixSocket } from './endpoint';
 import { rfbAnswers, vncListens } from './rfb';
 import { agentArgs, desktopArgs, DESKTOP_PATH, EXIT_VNC_DIED, EXIT_X_DIED, EXIT_X_FAILED, EXIT_X_SLOW, SUPERVISOR_SCRIPT, xauthFile } from './sandbox';
 import type { MachineProvider, ObservedDesktop } from './types';
@@ -336,18 +337,19 @@ export function createLocalProvider(opts: LocalProviderOptions): MachineProvider
         await stopWithReason(machineId, reason);
         return { state: 'stopped', reason };
       }
-      const endpoint = { path: path.join(runOf(machineId), 'vnc.sock') };
+      // The run dir is the tenant's: its sockets are opened only as the machine user's own socket files.
+      const endpoint = ownedUnixSocket(path.join(runOf(machineId), 'vnc.sock'), s.uid);
       // The first look only needs VNC to listen (it greets on its next poll, a quarter second on): the machine is
       // online that much sooner. Every later look waits for the greeting, so a hung server is noticed.
       if (seenUp.has(machineId) ? await rfbAnswers(endpoint, 2000) : await vncListens(endpoint, 2000)) {
         seenUp.add(machineId);
         silentFrom.delete(machineId);
         const agent = path.join(runOf(machineId), 'agent.sock');
-        return existsSync(agent) ? { state: 'running', endpoint, agent: { path: agent }, answered: true } : { state: 'running', endpoint, answered: true };
+        return existsSync(agent) ? { state: 'running', endpoint, agent: ownedUnixSocket(agent, s.uid), answered: true } : { state: 'running', endpoint, answered: true };
       }
       // Silent since when (counted from the first silent look, once the socket exists: it answered or was adopted).
       const silentSince = silentFrom.get(machineId);
-      if (silentSince === undefined && existsSync(endpoint.path)) silentFrom.set(machineId, Date.now());
+      if (silentSince === undefined && existsSync(String(endpoint.ref.path))) silentFrom.set(machineId, Date.now());
       if (silentSince !== undefined && Date.now() - silentSince > HUNG_AFTER_MS) {
         const reason = 'The desktop stopped responding, so the machine was stopped.';
         await stopWithReason(machineId, reason);

@@ -1,4 +1,3 @@
-import { connect } from 'node:net';
 import type { Endpoint } from './types';
 
 const RFB_GREETING = /^RFB 003\.00\d\n$/;
@@ -14,14 +13,15 @@ export function rfbAnswers(ep: Endpoint, timeoutMs = 1500): Promise<boolean> {
     const finish = (ok: boolean) => {
       if (done) return;
       done = true;
+      clearTimeout(timer);
       socket.destroy();
       resolve(ok);
     };
-    const socket = connect(ep);
-    socket.setTimeout(timeoutMs, () => finish(false));
+    const socket = ep.open();
+    const timer = setTimeout(() => finish(false), timeoutMs);
     socket.on('error', () => finish(false));
     socket.on('close', () => finish(false));
-    socket.on('data', (chunk) => {
+    socket.on('data', (chunk: Buffer) => {
       got += chunk.toString('latin1');
       if (got.length >= 12) finish(RFB_GREETING.test(got.slice(0, 12)));
     });
@@ -34,12 +34,13 @@ export function rfbAnswers(ep: Endpoint, timeoutMs = 1500): Promise<boolean> {
  */
 export function vncListens(ep: Endpoint, timeoutMs = 1500): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = connect(ep);
+    const socket = ep.open();
     const finish = (ok: boolean) => {
+      clearTimeout(timer);
       socket.destroy();
       resolve(ok);
     };
-    socket.setTimeout(timeoutMs, () => finish(false));
+    const timer = setTimeout(() => finish(false), timeoutMs);
     socket.once('connect', () => finish(true));
     socket.once('error', () => finish(false));
   });

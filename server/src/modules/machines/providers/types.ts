@@ -1,18 +1,13 @@
-/**
- * A socket the server's gateway opens: a private Unix socket (the sandboxed `local` provider) or a TCP address
- * (a pod or VM on a private network). Shaped like `net.connect`'s options, so callers pass it straight through.
- */
-export type SocketAddress = { path: string } | { host: string; port: number };
+import type { Endpoint } from './endpoint';
 
-/** Where the gateway reaches a running desktop's VNC server. */
-export type Endpoint = SocketAddress;
+export type { Endpoint } from './endpoint';
 
 export type ObservedDesktop = {
   state: 'running' | 'starting' | 'stopped';
   /** The desktop's VNC server. */
   endpoint?: Endpoint;
   /** The machine's streaming agent (WebRTC signaling, newline-delimited JSON); absent where none runs. */
-  agent?: SocketAddress;
+  agent?: Endpoint;
   reason?: string;
   /**
    * The provider has just seen `endpoint` greet (an RFB probe), so the caller need not probe again: a VNC server
