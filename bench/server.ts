@@ -13,7 +13,7 @@ import { freshDatabase } from '../server/test/harness';
 export async function startBenchServer(name: string) {
   const dataDir = mkdtempSync(path.join(tmpdir(), `hd-bench-${name}-`));
   const { database, drop } = await freshDatabase();
-  const config = loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'warn' } as NodeJS.ProcessEnv);
+  const config = loadConfig({ PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'warn', MACHINE_PROVIDER: 'local' } as NodeJS.ProcessEnv);
   const app = await buildApp({ config, database, logger: false });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;

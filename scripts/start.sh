@@ -1,6 +1,7 @@
 #!/bin/sh
 # npm start: install what is missing, build the web app and the server (TypeScript → server/dist/*.js, esbuild),
-# then run the compiled server with plain node: migrate and serve everything on PORT (default 3000).
+# then run the compiled server with plain node (scripts/run-server.sh: as root it first prepares LXD for the
+# desktops, then runs the server as the unprivileged user hyperdesk): migrate and serve everything on PORT (3000).
 set -e
 cd "$(dirname "$0")/.."
 sh scripts/ensure-deps.sh
@@ -8,4 +9,4 @@ echo "Building the web app..."
 npm run build --silent >/dev/null
 echo "Building the server..."
 node scripts/build-server.mjs
-exec node --enable-source-maps server/dist/main.js
+exec sh scripts/run-server.sh

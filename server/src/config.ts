@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import path from 'node:path';
 import { isIP } from 'node:net';
+import { createHash } from 'node:crypto';
 
 const csvKinds = <T extends [string, ...string[]]>(values: T) => z.enum(values);
 
@@ -21,8 +22,19 @@ const Env = z.object({
   PAYMENT_PROVIDER: csvKinds(['builtin', 'stripe']).default('builtin'),
   STRIPE_SECRET_KEY: z.string().optional(),
   STRIPE_WEBHOOK_SECRET: z.string().optional(),
-  MACHINE_PROVIDER: csvKinds(['local']).default('local'),
-  /** Outbound network of local desktops: `internet` (NAT through slirp4netns, no host loopback) or `none`. */
+  /** Where desktops run: `lxd` (LXD/Incus containers; scripts/lxd/host-setup.sh prepares the host) or `local`. */
+  MACHINE_PROVIDER: csvKinds(['lxd', 'local']).default('lxd'),
+  /** The LXD (or Incus) API: its address, the deployment's project, and where its certificates are. */
+  LXD_URL: z.string().url().default('https://127.0.0.1:8443'),
+  LXD_PROJECT: z.string().regex(/^[a-z][a-z0-9-]{0,62}$/, 'letters, digits and dashes').optional(),
+  LXD_CERT_DIR: z.string().optional(),
+  LXD_POOL: z.string().default('hyperdesk'),
+  LXD_NETWORK: z.string().default('hdbr0'),
+  LXD_IMAGE: z.string().default('hyperdesk-desktop'),
+  /** Per-machine CPU cores and root disk of LXD desktops (the home's quota is MACHINE_DISK_MB). */
+  MACHINE_CPUS: z.coerce.number().int().min(1).default(2),
+  MACHINE_ROOT_MB: z.coerce.number().int().min(1024).default(8192),
+  /** Outbound network of desktops: `internet` (NAT; never the host, other desktops or private ranges) or `none`. */
   MACHINE_EGRESS: z.enum(['none', 'internet']).default('internet'),
   /** Per-machine limits of local desktops: memory, processes (threads count), CPU weight, home folder size. */
   MACHINE_MEMORY_MB: z.coerce.number().int().min(64).default(4096),
@@ -87,7 +99,10 @@ function isAddressOrCidr(s: string): boolean {
   return Number(bits) <= (family === 4 ? 32 : 128);
 }
 
-export type Config = z.infer<typeof Env> & { publicUrl: string; dataDir: string };
+export type Config = z.infer<typeof Env> & { publicUrl: string; dataDir: string; lxdProject: string; lxdCertDir: string };
+
+/** The deployment's LXD project: named after its data dir, as scripts/lxd/host-setup.sh names it. */
+export const lxdProjectFor = (dataDir: string) => `hd-${createHash('sha256').update(dataDir).digest('hex').slice(0, 10)}`;
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = Env.safeParse(env);
@@ -102,9 +117,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (c.TURN_URLS.some((u) => u.startsWith('turn')) && !c.TURN_SECRET) {
     throw new Error('Invalid configuration:\n  TURN_URLS with turn: servers needs TURN_SECRET (coturn static-auth-secret)');
   }
+  const dataDir = path.resolve(c.DATA_DIR);
   return {
     ...c,
     publicUrl: (c.PUBLIC_URL ?? `http://localhost:${c.PORT}`).replace(/\/$/, ''),
-    dataDir: path.resolve(c.DATA_DIR),
+    dataDir,
+    lxdProject: c.LXD_PROJECT ?? lxdProjectFor(dataDir),
+    lxdCertDir: path.resolve(c.LXD_CERT_DIR ?? path.join(dataDir, 'lxd')),
   };
 }

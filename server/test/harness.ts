@@ -41,7 +41,7 @@ export async function freshDatabase(): Promise<{ database: Database; url?: strin
 }
 
 export function testConfig(env: Record<string, string> = {}): Config {
-  return loadConfig({ PORT: '0', DATA_DIR: 'memory://', LOG_LEVEL: 'silent', ...env } as NodeJS.ProcessEnv);
+  return loadConfig({ PORT: '0', DATA_DIR: 'memory://', LOG_LEVEL: 'silent', MACHINE_PROVIDER: 'local', ...env } as NodeJS.ProcessEnv);
 }
 
 export interface TestServer {

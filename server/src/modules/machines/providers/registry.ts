@@ -3,6 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Config } from '../../../config';
 import { createLocalProvider, type LocalProviderOptions } from './local';
+import { connectionFromDir, createLxdClient } from './lxd/client';
+import { createLxdProvider } from './lxd/provider';
 import type { MachineProvider } from './types';
 
 type Factory = (config: Config, log: LocalProviderOptions['log']) => MachineProvider;
@@ -12,6 +14,15 @@ type Factory = (config: Config, log: LocalProviderOptions['log']) => MachineProv
  * desktop pod per machine; cloud VMs) adds its factory here and its kind to the config enum.
  */
 export const MACHINE_PROVIDERS: Record<Config['MACHINE_PROVIDER'], Factory> = {
+  lxd: (config, log) =>
+    createLxdProvider({
+      lxd: createLxdClient(connectionFromDir(config.LXD_URL, config.lxdProject, config.lxdCertDir)),
+      pool: config.LXD_POOL,
+      network: config.LXD_NETWORK,
+      image: config.LXD_IMAGE,
+      log,
+      limits: { cpus: config.MACHINE_CPUS, memoryMb: config.MACHINE_MEMORY_MB, pids: config.MACHINE_PIDS, diskMb: config.MACHINE_DISK_MB, rootMb: config.MACHINE_ROOT_MB },
+    }),
   local: (config, log) =>
     createLocalProvider({
       dataDir: machinesDataDir(config),

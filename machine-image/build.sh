@@ -1,0 +1,69 @@
+#!/bin/sh
+# Builds the desktop image and imports it into LXD as `hyperdesk-desktop` (run as root; idempotent).
+# Two layers, each cached under IMAGE_CACHE (default /var/cache/hyperdesk/images, outside the clone) and rebuilt
+# only when its recipe changes: the base (Debian bookworm and the packages in packages.txt: minutes) and the
+# desktop layer (the session, its systemd unit, the streaming agent: seconds). Prints what it does.
+set -eu
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/.." && pwd)"
+cache="${IMAGE_CACHE:-/var/cache/hyperdesk/images}"
+LXC="${LXC:-lxc}"
+ALIAS="${IMAGE_ALIAS:-hyperdesk-desktop}"
+mkdir -p "$cache"
+hash_of() { cat "$@" | sha256sum | cut -c1-16; }
+base_hash="$(hash_of "$here/packages.txt" "$here/build-base.sh")"
+base="$cache/base-$base_hash.tar.zst"
+recipe="$( (echo "$base_hash"; cat "$here/build.sh" "$here/desktop-session.sh" "$here/hyperdesk-desktop.service" "$here/machine-name.py" "$repo"/server/agent/*.py) | sha256sum | cut -c1-16)"
+current="$($LXC image list "$ALIAS" --format csv -c d 2>/dev/null | head -n1)"
+if [ "$current" = "Hyperdesk desktop $recipe" ]; then
+  echo "  desktop image $recipe is current"
+  exit 0
+fi
+if [ ! -f "$base" ]; then
+  echo "  building the base layer $base_hash (Debian packages; about 5-8 minutes the first time)"
+  t0=$(date +%s)
+  sh "$here/build-base.sh" "$base"
+  echo "  base layer built in $(( $(date +%s) - t0 )) s: $(du -h "$base" | cut -f1)"
+fi
+echo "  building the desktop layer $recipe"
+work="$(mktemp -d /var/tmp/hyperdesk-image.XXXXXX)"
+trap 'rm -rf "$work"' EXIT
+mkdir "$work/rootfs"
+zstd -dc "$base" | tar -C "$work/rootfs" --numeric-owner -xf -
+r="$work/rootfs"
+chroot "$r" sh -c 'getent passwd user >/dev/null || useradd --uid 1000 --user-group --create-home --shell /bin/bash user'
+mkdir -p "$r/opt/hyperdesk" "$r/opt/hyperdesk-agent"
+install -m 0755 "$here/desktop-session.sh" "$r/opt/hyperdesk/desktop-session.sh"
+install -m 0644 "$here/machine-name.py" "$r/opt/hyperdesk/machine-name.py"
+install -m 0644 "$repo"/server/agent/*.py "$r/opt/hyperdesk-agent/"
+install -m 0644 "$here/hyperdesk-desktop.service" "$r/etc/systemd/system/hyperdesk-desktop.service"
+printf '[Match]\nName=eth0\n\n[Network]\nDHCP=ipv4\nLinkLocalAddressing=no\nIPv6AcceptRA=no\n' > "$r/etc/systemd/network/eth0.network"
+echo hyperdesk > "$r/etc/hostname"
+chroot "$r" systemctl enable --quiet hyperdesk-desktop.service systemd-networkd.service systemd-resolved.service
+# Units a desktop never needs: each one is start time and memory per machine.
+chroot "$r" systemctl mask --quiet console-getty.service getty@.service systemd-logind.service apt-daily.timer \
+  apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer dpkg-db-backup.timer systemd-tmpfiles-clean.timer \
+  systemd-journald-audit.socket >/dev/null 2>&1 || true
+ln -sf ../run/systemd/resolve/stub-resolv.conf "$r/etc/resolv.conf"
+# The GStreamer plugin registry, built once here instead of at every agent start.
+chroot "$r" env GST_REGISTRY=/var/cache/gstreamer-1.0/registry.bin gst-inspect-1.0 coreelements >/dev/null 2>&1 || true
+mkdir -p "$r/etc/systemd/system/hyperdesk-desktop.service.d"
+printf '[Service]\nEnvironment=GST_REGISTRY=/var/cache/gstreamer-1.0/registry.bin GST_REGISTRY_UPDATE=no\n' > "$r/etc/systemd/system/hyperdesk-desktop.service.d/gst.conf"
+chmod 0755 "$r/var/cache/gstreamer-1.0" 2>/dev/null || true
+chmod 0644 "$r/var/cache/gstreamer-1.0/registry.bin" 2>/dev/null || true
+cat > "$work/metadata.yaml" <<META
+architecture: $(uname -m)
+creation_date: $(date +%s)
+properties:
+  description: Hyperdesk desktop $recipe
+  os: debian
+  release: bookworm
+META
+tar -C "$work" -czf "$work/meta.tar.gz" metadata.yaml
+tar -C "$r" --numeric-owner -cf - . | zstd -q -T0 -3 -o "$work/rootfs.tar.zst"
+echo "  desktop image: $(du -h "$work/rootfs.tar.zst" | cut -f1) compressed, $(du -sh "$r" | cut -f1) unpacked"
+old="$($LXC image list "$ALIAS" --format csv -c f 2>/dev/null | head -n1)"
+[ -n "$old" ] && $LXC image alias delete "$ALIAS" >/dev/null 2>&1 || true
+$LXC image import "$work/meta.tar.gz" "$work/rootfs.tar.zst" --alias "$ALIAS" >/dev/null
+[ -n "$old" ] && $LXC image delete "$old" >/dev/null 2>&1 || true
+echo "  imported as $ALIAS"

@@ -1,0 +1,64 @@
+#!/bin/bash
+# The desktop session inside a machine's LXD instance, run by systemd (hyperdesk-desktop.service) as `user`:
+# Xvfb on :0, x11vnc on /run/hyperdesk/vnc.sock, PulseAudio (a null sink) on /run/hyperdesk/pulse/native, the
+# streaming agent on /run/hyperdesk/agent.sock, openbox, a tint2 panel, an xterm titled with the machine's name,
+# pcmanfm and a throttled glxgears. The server reaches the two sockets only through LXD's exec API (authenticated,
+# as this instance's own user), never through a host path. When X ends the script ends and systemd starts it again.
+set -u
+exec >/dev/null 2>&1
+R=/run/hyperdesk
+cd "$HOME"
+NAME=$(cat "$R/name" 2>/dev/null)
+NAME=${NAME:-Hyperdesk}
+rm -f "$R/vnc.sock" "$R/agent.sock"
+xauth -q -f "$R/xauth" add :0 . "$(mcookie)"
+Xvfb :0 -screen 0 1920x1080x24 +extension RANDR -auth "$R/xauth" -nolisten tcp -noreset &
+xpid=$!
+exec 9<> <(:)
+n=0
+until [ -S /tmp/.X11-unix/X0 ]; do
+  kill -0 "$xpid" 2>/dev/null || exit 3
+  n=$((n+1)); [ "$n" -gt 1100 ] && exit 4
+  read -t 0.05 -u 9
+done
+export DISPLAY=:0 XAUTHORITY="$R/xauth"
+# x11vnc ends cleanly on a change of the screen size (-xrandr exit; it crashes otherwise) and is started again.
+start_vnc() {
+  x11vnc -display :0 -auth "$R/xauth" -unixsock "$R/vnc.sock" -rfbport 0 -forever -shared -nopw -quiet -xrandr exit \
+    -desktop "$NAME" &
+  vpid=$!
+}
+start_vnc
+n=0
+until [ -S "$R/vnc.sock" ] || [ "$n" -gt 200 ]; do kill -0 "$vpid" 2>/dev/null || break; n=$((n+1)); read -t 0.05 -u 9; done
+mkdir -p -m 700 "$R/pulse" /tmp/xdg && chmod 700 /tmp/xdg
+XDG_RUNTIME_DIR=/tmp/xdg pulseaudio --daemonize=no --exit-idle-time=-1 -n --use-pid-file=no \
+  --load="module-native-protocol-unix socket=$R/pulse/native auth-anonymous=1" \
+  --load="module-null-sink sink_name=desktop" --load=module-always-sink &
+export PULSE_SERVER="unix:$R/pulse/native"
+# The streaming agent, beside the desktop (same IPC namespace: X's MIT-SHM capture works).
+python3 /opt/hyperdesk-agent/agent.py --display :0 --xauthority "$R/xauth" --socket "$R/agent.sock" \
+  --pulse-server "unix:$R/pulse/native" 2>>/tmp/agent.log &
+xsetroot -solid '#1e293b' -name "$NAME"
+sed 's#</applications>#<application title="glxgears"><focus>no</focus></application><application name="pcmanfm"><focus>no</focus></application></applications>#' \
+  /etc/xdg/openbox/rc.xml > "$R/openbox.xml" && obcfg=(--config-file "$R/openbox.xml") || obcfg=()
+openbox "${obcfg[@]}" &
+tint2 &
+pcmanfm "$HOME" &
+xterm -title "$NAME" -fa 'DejaVu Sans Mono' -fs 11 -geometry 100x30+48+64 -e bash -c 'printf "\033[1m%s\033[0m\nThis is your Hyperdesk machine. Files in your home folder (~) are kept when it stops.\n\n" "$0"; cd; exec bash -l' "$NAME" &
+( read -t 1 -u 9; LIBGL_ALWAYS_SOFTWARE=1 exec nice -n 19 glxgears -geometry 320x320+1360+64 ) &
+gpid=$!
+gcpu=0
+cpu_of() { local s; read -r s < "/proc/$1/stat" 2>/dev/null || return 1; s=${s##*) }; set -- $s; gcpu=$(( ${12} + ${13} )); }
+n=0
+while [ "$n" -lt 50 ] && { ! cpu_of "$gpid" || [ "$gcpu" -lt 30 ]; }; do n=$((n+1)); read -t 0.1 -u 9; done
+vwindow=$SECONDS; vends=0
+while kill -0 "$xpid" 2>/dev/null; do
+  if ! kill -0 "$vpid" 2>/dev/null; then
+    [ $((SECONDS - vwindow)) -gt 60 ] && { vwindow=$SECONDS; vends=0; }
+    vends=$((vends+1)); [ "$vends" -gt 10 ] && exit 11
+    start_vnc
+  fi
+  kill -CONT "$gpid" 2>/dev/null; read -t 0.01 -u 9; kill -STOP "$gpid" 2>/dev/null; read -t 0.19 -u 9
+done
+exit 10

@@ -1,0 +1,113 @@
+#!/bin/sh
+# Prepares this host's LXD for one Hyperdesk deployment (run as root; idempotent; prints what it does):
+#   the packages, the daemon (started by hand where no systemd runs), a btrfs storage pool (quotas), the desktops'
+#   bridge with its egress ACL, the desktop image, the deployment's own restricted project, and a client
+#   certificate trusted for that project only, left in $DATA_DIR/lxd for the unprivileged server user.
+# Environment: DATA_DIR (required, absolute), HYPERDESK_USER (hyperdesk), LXD_PROJECT (hd-<hash of DATA_DIR>),
+#   LXD_POOL (hyperdesk), LXD_POOL_SIZE (40GiB, a loop file) or LXD_POOL_SOURCE (a block device or btrfs path),
+#   LXD_NETWORK (hdbr0), LXD_SUBNET (10.251.0.1/24), LXD_ADDRESS (127.0.0.1:8443), MACHINE_EGRESS (internet|none).
+set -eu
+here="$(cd "$(dirname "$0")" && pwd)"
+: "${DATA_DIR:?DATA_DIR must be set}"
+USER_NAME="${HYPERDESK_USER:-hyperdesk}"
+PROJECT="${LXD_PROJECT:-hd-$(printf %s "$DATA_DIR" | sha256sum | cut -c1-10)}"
+POOL="${LXD_POOL:-hyperdesk}"
+NETWORK="${LXD_NETWORK:-hdbr0}"
+SUBNET="${LXD_SUBNET:-10.251.0.1/24}"
+ADDRESS="${LXD_ADDRESS:-127.0.0.1:8443}"
+EGRESS="${MACHINE_EGRESS:-internet}"
+step() { echo "LXD: $*"; }
+
+if ! command -v lxd >/dev/null 2>&1 || ! command -v btrfs >/dev/null 2>&1 || ! command -v dnsmasq >/dev/null 2>&1 || ! command -v nft >/dev/null 2>&1 || ! command -v debootstrap >/dev/null 2>&1 || ! command -v zstd >/dev/null 2>&1; then
+  step "installing lxd, btrfs-progs, dnsmasq-base, nftables, debootstrap, zstd"
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends lxd lxcfs debootstrap dnsmasq-base btrfs-progs nftables zstd openssl >/dev/null
+fi
+
+# The ids LXD maps containers to: from 65536 on, a multiple of the 65536 each isolated container takes. Debian's
+# 100000 makes LXD 5.0 now and then give an isolated container the block at 65536, outside the range, which then
+# fails to start ("newuidmap: uid range [0-65536) -> [65536-131072) not allowed").
+ids_changed=""
+for f in /etc/subuid /etc/subgid; do
+  if ! grep -qx 'root:65536:1000000000' "$f" 2>/dev/null; then
+    { grep -v '^root:' "$f" 2>/dev/null || true; echo 'root:65536:1000000000'; } > "$f.new" && mv "$f.new" "$f"
+    ids_changed=1
+  fi
+done
+if [ -n "$ids_changed" ] && pgrep -x lxd >/dev/null; then
+  step "restarting the LXD daemon for the new id range (instances keep running)"
+  pkill -TERM -x lxd; for _ in $(seq 1 100); do pgrep -x lxd >/dev/null || break; sleep 0.1; done
+fi
+
+if ! lxc query /1.0 >/dev/null 2>&1; then
+  step "starting the LXD daemon"
+  mkdir -p /var/log/lxd /var/lib/lxcfs
+  if ! pgrep -x lxcfs >/dev/null; then setsid lxcfs /var/lib/lxcfs >/var/log/lxd/lxcfs.log 2>&1 < /dev/null & fi
+  pgrep -x lxd >/dev/null || { setsid lxd --group lxd --logfile=/var/log/lxd/lxd.log >/dev/null 2>&1 < /dev/null & }
+  lxd waitready --timeout=120
+fi
+[ "$(lxc config get core.https_address)" = "$ADDRESS" ] || { step "API on https://$ADDRESS"; lxc config set core.https_address "$ADDRESS"; }
+
+if ! lxc storage show "$POOL" >/dev/null 2>&1; then
+  if [ -n "${LXD_POOL_SOURCE:-}" ]; then
+    step "storage pool $POOL (btrfs on $LXD_POOL_SOURCE)"
+    lxc storage create "$POOL" btrfs source="$LXD_POOL_SOURCE" >/dev/null
+  else
+    step "storage pool $POOL (btrfs on a ${LXD_POOL_SIZE:-40GiB} loop file)"
+    lxc storage create "$POOL" btrfs size="${LXD_POOL_SIZE:-40GiB}" >/dev/null
+  fi
+fi
+
+# The desktops' egress: the internet (NAT) or nothing; never this host, other desktops, private ranges or cloud
+# metadata. Replies to connections made to a desktop (the viewer's WebRTC checks) pass: the ACL is stateful.
+if ! lxc network acl show hd-desktops >/dev/null 2>&1; then lxc network acl create hd-desktops >/dev/null; fi
+host_addrs="$(ip -4 -o addr show | awk '{print $4}' | cut -d/ -f1 | grep -v '^127\.' | sort -u | tr '\n' ',' | sed 's/,$//')"
+blocked="0.0.0.0/8,10.0.0.0/8,100.64.0.0/10,127.0.0.0/8,169.254.0.0/16,172.16.0.0/12,192.0.0.0/24,192.0.2.0/24,192.168.0.0/16,198.18.0.0/15,198.51.100.0/24,203.0.113.0/24,224.0.0.0/4,240.0.0.0/4"
+[ -n "$host_addrs" ] && blocked="$blocked,$host_addrs"
+if [ "$EGRESS" = internet ]; then allow="- action: allow
+  destination: 0.0.0.0/0
+  state: enabled"; else allow=""; fi
+acl="$(printf 'description: "Hyperdesk desktops - the internet only, never the host, other desktops or private ranges"\negress:\n- action: reject\n  destination: %s\n  state: enabled\n%s\ningress:\n- action: allow\n  state: enabled\n' "$blocked" "$allow")"
+if [ "$(lxc network acl show hd-desktops | sed -n '/^egress:/,/^name:/p' | md5sum)" != "$(printf '%s\n' "$acl" | sed -n '/^egress:/,$p' | md5sum)" ]; then
+  printf '%s\n' "$acl" | lxc network acl edit hd-desktops
+fi
+if ! lxc network show "$NETWORK" >/dev/null 2>&1; then
+  step "network $NETWORK ($SUBNET, egress: $EGRESS)"
+  lxc network create "$NETWORK" ipv4.address="$SUBNET" ipv4.nat=true ipv6.address=none >/dev/null
+fi
+lxc network set "$NETWORK" security.acls=hd-desktops security.acls.default.egress.action=reject security.acls.default.ingress.action=reject
+
+step "desktop image"
+sh "$here/../../machine-image/build.sh"
+
+if ! lxc project show "$PROJECT" >/dev/null 2>&1; then
+  step "project $PROJECT for $DATA_DIR"
+  lxc project create "$PROJECT" -c features.images=false -c features.profiles=true -c features.storage.volumes=true \
+    -c features.networks=false -c restricted=true -c restricted.containers.nesting=block \
+    -c restricted.containers.privilege=isolated -c restricted.containers.lowlevel=block \
+    -c restricted.devices.disk=managed -c restricted.devices.nic=managed -c restricted.networks.access="$NETWORK" \
+    -c restricted.devices.proxy=block -c restricted.devices.unix-char=block -c restricted.devices.unix-block=block \
+    -c restricted.devices.unix-hotplug=block -c restricted.devices.usb=block -c restricted.devices.infiniband=block \
+    -c restricted.devices.gpu=allow -c user.hyperdesk.data_dir="$DATA_DIR" >/dev/null
+fi
+
+# The server's unprivileged user, owner of the data dir; and the certificate LXD trusts for this project only.
+id "$USER_NAME" >/dev/null 2>&1 || useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$USER_NAME"
+mkdir -p "$DATA_DIR/lxd"
+certs="$DATA_DIR/lxd"
+if [ ! -s "$certs/client.crt" ] || [ ! -s "$certs/client.key" ]; then
+  step "client certificate for project $PROJECT"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:secp384r1 -nodes -days 3650 -subj "/CN=hyperdesk-$PROJECT" \
+    -keyout "$certs/client.key.tmp" -out "$certs/client.crt.tmp" 2>/dev/null
+  mv "$certs/client.key.tmp" "$certs/client.key" && mv "$certs/client.crt.tmp" "$certs/client.crt"
+fi
+fingerprint="$(openssl x509 -in "$certs/client.crt" -noout -fingerprint -sha256 | cut -d= -f2 | tr -d : | tr 'A-F' 'a-f')"
+if ! lxc query "/1.0/certificates/$fingerprint" >/dev/null 2>&1; then
+  lxc config trust add "$certs/client.crt" --restricted --projects "$PROJECT" --name "hyperdesk-$PROJECT" >/dev/null
+fi
+cp /var/lib/lxd/server.crt "$certs/server.crt"
+printf 'LXD_URL=https://%s\nLXD_PROJECT=%s\n' "$ADDRESS" "$PROJECT" > "$certs/env"
+chmod 0600 "$certs/client.key"
+[ "$(stat -c %U "$DATA_DIR")" = "$USER_NAME" ] || chown -R "$USER_NAME:$USER_NAME" "$DATA_DIR"
+chown -R "$USER_NAME:$USER_NAME" "$certs"
+step "ready (project $PROJECT)"

@@ -1,0 +1,88 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { lxdProjectFor } from '../src/config';
+import { connectionFromDir, createLxdClient, type LxdClient } from '../src/modules/machines/providers/lxd/client';
+import { createLxdProvider, instanceOf, type LxdProviderOptions } from '../src/modules/machines/providers/lxd/provider';
+import type { MachineProvider } from '../src/modules/machines/providers/types';
+
+const SETUP = path.join(import.meta.dirname, '../../scripts/lxd/host-setup.sh');
+
+export interface LxdDeployment {
+  dataDir: string;
+  project: string;
+  lxd: LxdClient;
+  provider: MachineProvider;
+  /** Runs a shell script inside a machine's instance as the desktop's user (a tenant's shell). */
+  shell(machineId: string, script: string, timeoutMs?: number): Promise<{ code: number; out: string }>;
+  /** Runs a shell script inside a machine's instance as its root (not the tenant's: for test set-up only). */
+  rootShell(machineId: string, script: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+/**
+ * A deployment of its own on this host's LXD, prepared exactly as `npm start` prepares one (scripts/lxd/host-setup.sh
+ * as root: daemon, pool, network, image, a restricted project and its certificate), then driven through the API
+ * with that certificate alone.
+ */
+export async function lxdDeployment(limits: Partial<LxdProviderOptions['limits']> = {}): Promise<LxdDeployment> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'hd-lxd-'));
+  const project = lxdProjectFor(dataDir);
+  await promisify(execFile)('sh', [SETUP], { env: { ...process.env, DATA_DIR: dataDir }, timeout: 3_600_000, maxBuffer: 1 << 24 });
+  const env = Object.fromEntries(readFileSync(path.join(dataDir, 'lxd', 'env'), 'utf8').trim().split('\n').map((l) => l.split('=') as [string, string]));
+  const lxd = createLxdClient(connectionFromDir(env.LXD_URL!, project, path.join(dataDir, 'lxd')));
+  const provider = createLxdProvider({
+    lxd,
+    pool: 'hyperdesk',
+    network: 'hdbr0',
+    image: 'hyperdesk-desktop',
+    limits: { cpus: 1, memoryMb: 1024, pids: 400, diskMb: 200, rootMb: 4096, ...limits },
+  });
+  const run = (args: string[], timeoutMs = 60_000) =>
+    new Promise<{ code: number; out: string }>((resolve) => {
+      execFile('lxc', args, { timeout: timeoutMs, maxBuffer: 1 << 22 }, (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: `${stdout}${stderr}` });
+      });
+    });
+  return {
+    dataDir,
+    project,
+    lxd,
+    provider,
+    shell: (id, script, timeoutMs) =>
+      run(['exec', instanceOf(id), '--project', project, '--user', '1000', '--group', '1000', '--env', 'HOME=/home/user', '--cwd', '/home/user', '--', 'bash', '-c', script], timeoutMs),
+    rootShell: async (id, script) => (await run(['exec', instanceOf(id), '--project', project, '--', 'bash', '-c', script])).out,
+    async close() {
+      lxd.close();
+      removeProject(project);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Deletes a test project with everything in it (instances, volumes, profiles) and its certificate. */
+export function removeProject(project: string): void {
+  const q = (args: string[]) => {
+    try {
+      return execFileSync('lxc', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    } catch {
+      return '';
+    }
+  };
+  for (const name of q(['list', '--project', project, '--format', 'csv', '-c', 'n']).split('\n').filter(Boolean)) q(['delete', '--force', '--project', project, name]);
+  for (const line of q(['storage', 'volume', 'list', 'hyperdesk', '--project', project, '--format', 'csv']).split('\n')) {
+    const [type, name] = line.split(',');
+    if (type === 'custom' && name) q(['storage', 'volume', 'delete', 'hyperdesk', name, '--project', project]);
+  }
+  for (const p of q(['profile', 'list', '--project', project, '--format', 'csv']).split('\n')) {
+    const name = p.split(',')[0];
+    if (name && name !== 'default') q(['profile', 'delete', name, '--project', project]);
+  }
+  for (const c of q(['config', 'trust', 'list', '--format', 'csv']).split('\n')) {
+    const [, name, , fingerprint] = c.split(',');
+    if (name === `hyperdesk-${project}` && fingerprint) q(['config', 'trust', 'remove', fingerprint]);
+  }
+  q(['project', 'delete', project]);
+}

@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { instanceOf } from '../src/modules/machines/providers/lxd/provider';
+import { lxdDeployment, type LxdDeployment } from './lxd-fixtures';
+import { until, vncHandshake } from './machines-desktops';
+
+/**
+ * The lxd provider against the host's real LXD daemon, prepared by scripts/lxd/host-setup.sh as npm start prepares
+ * it. Every attack runs from a tenant's shell: `lxc exec` as the desktop's user (uid 1000) in A's instance.
+ */
+describe('lxd machine provider', () => {
+  let d: LxdDeployment;
+  const a = { machineId: randomUUID(), name: 'Unreal Engine · Germany' };
+  const b = { machineId: randomUUID(), name: 'Second desk' };
+
+  beforeAll(async () => {
+    d = await lxdDeployment({ diskMb: 100, memoryMb: 512, pids: 300 });
+  }, 3_600_000);
+  afterAll(async () => {
+    await d?.close();
+  });
+
+  const running = (id: string) =>
+    until(`${id} running`, async () => {
+      const x = await d.provider.describe(id);
+      return x.state === 'running' ? x : null;
+    }, 120_000, 200);
+  const ipOf = async (id: string) =>
+    until(`${id} address`, async () => {
+      const state = await d.lxd.get<{ network: Record<string, { addresses: { family: string; address: string }[] }> | null }>(`/1.0/instances/${instanceOf(id)}/state`);
+      return state.network?.eth0?.addresses.find((x) => x.family === 'inet')?.address ?? null;
+    }, 60_000, 200);
+  /** "open" or "closed": a TCP connection from A's tenant shell. */
+  const tcpFromA = async (host: string, port: number) =>
+    (await d.shell(a.machineId, `timeout 3 bash -c 'exec 3<>/dev/tcp/${host}/${port}' 2>/dev/null && echo open || echo closed`)).out.trim();
+
+  it('starts two desktops in parallel, each answering VNC through the API (exec as its user) with its own name', async () => {
+    await Promise.all([d.provider.start(a), d.provider.start(b)]);
+    const [da, db] = await Promise.all([running(a.machineId), running(b.machineId)]);
+    expect(da.endpoint?.ref).toMatchObject({ instance: `hd-${a.machineId}`, project: d.project });
+    expect((await vncHandshake(da.endpoint!)).name).toBe(a.name);
+    expect((await vncHandshake(db.endpoint!)).name).toBe(b.name);
+    expect((await d.provider.list()).sort()).toEqual([a.machineId, b.machineId].sort());
+    expect((await d.shell(a.machineId, 'id -u; echo $HOME; touch ~/mine && echo ok')).out.trim().split('\n')).toEqual(['1000', '/home/user', 'ok']);
+  }, 300_000);
+
+  it("a tenant's shell reaches neither another desktop, nor the host's services, nor private ranges or cloud metadata", async () => {
+    const bIp = await ipOf(b.machineId);
+    const aIp = await ipOf(a.machineId);
+    // B listens on a port; the host reaches it (the listener works), A does not.
+    await d.rootShell(b.machineId, 'nohup socat TCP-LISTEN:7000,fork,reuseaddr SYSTEM:"echo hi" >/dev/null 2>&1 &');
+    await until('B listening', async () => (await d.rootShell(b.machineId, 'ss -ltn')).includes(':7000'));
+    expect(await tcpFromA(bIp, 7000)).toBe('closed');
+    // The host's own services: PostgreSQL and Redis on the host's addresses, the bridge's gateway, any port.
+    const gateway = '10.251.0.1';
+    for (const [host, port] of [[gateway, 5432], [gateway, 6379], [gateway, 8443], [gateway, 22], ['192.0.2.2', 5432], ['169.254.169.254', 80], ['10.0.0.1', 80], ['192.168.1.1', 80], ['172.16.0.1', 80]] as const) {
+      expect(`${host}:${port} ${await tcpFromA(host, port)}`).toBe(`${host}:${port} closed`);
+    }
+    // Its own loopback is its own (nothing of the host's there).
+    expect(await tcpFromA('127.0.0.1', 5432)).toBe('closed');
+    expect(aIp).not.toBe(bIp);
+  }, 120_000);
+
+  it("a symlink or socket the tenant plants in its run dir leads the gateway nowhere but A's own desktop", async () => {
+    // A replaces its VNC socket with a link to a path of the host (the server's data dir) and to B's instance name.
+    const r = await d.shell(a.machineId, `mv /run/hyperdesk/vnc.sock /run/hyperdesk/vnc.real && ln -s ${d.dataDir}/lxd/client.key /run/hyperdesk/vnc.sock && echo planted`);
+    expect(r.out).toContain('planted');
+    const ep = (await d.provider.describe(a.machineId)).endpoint!;
+    expect(ep.ref).toMatchObject({ instance: `hd-${a.machineId}` }); // always A's own instance, whatever A did
+    await expect(vncHandshake(ep, '127.0.0.1', 3000)).rejects.toThrow();
+    await d.shell(a.machineId, 'mv -f /run/hyperdesk/vnc.real /run/hyperdesk/vnc.sock');
+    expect((await vncHandshake((await running(a.machineId)).endpoint!)).name).toBe(a.name);
+  }, 120_000);
+
+  it('writing past the home quota says "Disk quota exceeded" and the machine keeps running', async () => {
+    const r = await d.shell(a.machineId, 'dd if=/dev/zero of=~/big bs=1M count=300 2>&1', 120_000);
+    const after = await d.provider.describe(a.machineId);
+    const name = after.endpoint ? (await vncHandshake(after.endpoint)).name : null;
+    await d.shell(a.machineId, 'rm -f ~/big');
+    expect(r.out).toContain('Disk quota exceeded');
+    expect(after.state).toBe('running');
+    expect(name).toBe(a.name);
+  }, 180_000);
+
+  it('a memory hog and a fork bomb in A stop nothing but what A runs; B answers throughout', async () => {
+    const hog = await d.shell(a.machineId, `python3 -c 'b = b"x" * (900 * 2**20); print("survived")' 2>&1; echo "exit $?"`, 120_000);
+    expect(hog.out).not.toMatch(/^survived$/m);
+    expect(hog.out).toMatch(/exit 137|MemoryError/);
+    const bomb = await d.shell(a.machineId, `bash -c 'for i in $(seq 1 600); do sleep 5 & done; wait' 2>&1 | grep -c -m1 -i 'resource temporarily unavailable\\|retry' ; pkill -u 1000 sleep; echo done`, 120_000);
+    expect(bomb.out).toMatch(/^[1-9]/m);
+    expect((await vncHandshake((await running(b.machineId)).endpoint!)).name).toBe(b.name);
+  }, 240_000);
+
+  it('stop keeps the home; a seat that moves to another student gets that student’s home', async () => {
+    await d.shell(a.machineId, 'echo kept > ~/notes.txt');
+    await d.provider.stop(a.machineId);
+    expect((await d.provider.describe(a.machineId)).state).toBe('stopped');
+    await d.provider.start(a);
+    await running(a.machineId);
+    expect((await d.shell(a.machineId, 'cat ~/notes.txt')).out.trim()).toBe('kept');
+    await d.provider.stop(a.machineId);
+    await d.provider.start({ ...a, homeKey: `course-x-${randomUUID()}` });
+    await running(a.machineId);
+    expect((await d.shell(a.machineId, 'ls -A ~ | grep -c notes.txt')).out.trim()).toBe('0');
+  }, 240_000);
+
+  it('a second deployment on this host has its own project: it lists only its own machines and cannot touch these', async () => {
+    const other = await lxdDeployment();
+    try {
+      const c = { machineId: randomUUID(), name: 'Other deployment' };
+      await other.provider.start(c);
+      expect(await other.provider.list()).toEqual([c.machineId]);
+      expect((await d.provider.list()).sort()).toEqual([a.machineId, b.machineId].sort());
+      // Its certificate is refused for this deployment's project, and its own view has no such instance.
+      await expect(other.lxd.get(`/1.0/instances/${instanceOf(a.machineId)}?project=${d.project}`)).rejects.toThrow();
+      expect((await other.provider.describe(a.machineId)).state).toBe('stopped');
+      await other.provider.destroy(a.machineId); // names A's id: touches nothing of ours
+      expect((await d.provider.describe(a.machineId)).state).not.toBe('stopped');
+      await other.provider.destroy(c.machineId);
+      expect(await other.provider.list()).toEqual([]);
+    } finally {
+      await other.close();
+    }
+  }, 600_000);
+
+  it('destroy removes the instance and its home volume', async () => {
+    await d.provider.destroy(b.machineId);
+    expect((await d.provider.describe(b.machineId)).state).toBe('stopped');
+    expect(await d.provider.list()).toEqual([a.machineId]);
+  }, 120_000);
+});
