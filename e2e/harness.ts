@@ -11,8 +11,14 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const ARTIFACTS = path.join(ROOT, 'test-results');
-/** How `npm start` (scripts/start.sh) runs the server: the compiled bundle under plain node, no TypeScript loader. */
-export const SERVER_COMMAND = [process.execPath, '--enable-source-maps', path.join(ROOT, 'server/dist/main.js')] as const;
+/**
+ * How `npm start` (scripts/start.sh) runs the server: scripts/run-server.sh, which (as root, with the lxd provider)
+ * prepares LXD for the data dir's deployment and execs the compiled bundle under plain node as the unprivileged
+ * user hyperdesk (the same pid: signals reach node).
+ */
+export const SERVER_COMMAND = ['sh', path.join(ROOT, 'scripts/run-server.sh')] as const;
+/** The machine provider browser tests run on: the production default (lxd) unless E2E_MACHINE_PROVIDER says otherwise. */
+export const E2E_MACHINE_PROVIDER = process.env.E2E_MACHINE_PROVIDER ?? 'lxd';
 
 let built: Promise<unknown> | undefined;
 /** Builds server/dist from the current sources once per test process (scripts/build-server.mjs, as npm start does). */
@@ -77,6 +83,7 @@ export async function startServer(
     PUBLIC_URL: `http://127.0.0.1:${port}`,
     DATA_DIR: dataDir,
     LOG_LEVEL: 'warn',
+    MACHINE_PROVIDER: E2E_MACHINE_PROVIDER,
     ...extraEnv,
   };
   delete env.DATABASE_URL;
@@ -112,10 +119,8 @@ export async function startServer(
     },
     async close() {
       await server.stop();
-      // Desktops outlive the server on purpose (a restart adopts them); a finished test ends its own (and their users).
-      const { createLocalProvider } = await import('../server/src/modules/machines/providers/local');
-      const provider = createLocalProvider({ dataDir });
-      await Promise.all((await provider.list()).map((id) => provider.destroy(id).catch(() => {})));
+      // Desktops outlive the server on purpose (a restart adopts them); a finished test ends its own.
+      await removeDesktops(env.MACHINE_PROVIDER!, dataDir);
       rmSync(dataDir, { recursive: true, force: true });
       if (dbName) {
         const c = new pg.Client({ connectionString: process.env.DATABASE_URL });
@@ -145,6 +150,19 @@ export async function startServer(
   };
   await launch();
   return server;
+}
+
+/** Ends and removes every desktop of a data dir's deployment (its LXD project, or its local sandboxes). */
+export async function removeDesktops(provider: string, dataDir: string): Promise<void> {
+  if (provider === 'lxd') {
+    const { lxdProjectFor } = await import('../server/src/config');
+    const { removeProject } = await import('../server/test/lxd-fixtures');
+    removeProject(lxdProjectFor(path.resolve(dataDir)));
+    return;
+  }
+  const { createLocalProvider } = await import('../server/src/modules/machines/providers/local');
+  const local = createLocalProvider({ dataDir });
+  await Promise.all((await local.list()).map((id) => local.destroy(id).catch(() => {})));
 }
 
 export async function launchBrowser(): Promise<Browser> {

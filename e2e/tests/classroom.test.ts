@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -9,6 +8,7 @@ import { launchBrowser, snap, startServer, uniqueEmail, type RunningServer } fro
 import { startInbox, type Inbox } from '../inbox';
 import { loginWithPopup, mailedLink, seedUser, seriousViolations, type Account } from './auth-helpers';
 import { payOnCheckout, PAYING_CARD, step } from './buy-helpers';
+import { homesWith as homesIn } from '../desktops';
 import { api, canvasColours, preferTransport } from './connect-helpers';
 
 /**
@@ -70,25 +70,8 @@ async function snapTop(page: Page, name: string): Promise<void> {
 /** Rows of the instructor's seat table that show `text`. */
 const seatRows = (card: Locator, text: string) => card.locator('tbody tr', { hasText: text });
 
-/** A file a student wrote into a home folder of the course's machines: home key → content. */
-function homesWith(name: string): Map<string, string> {
-  const found = new Map<string, string>();
-  const dir = path.join(server.dataDir, 'homes');
-  let ids: string[];
-  try {
-    ids = readdirSync(dir);
-  } catch {
-    return found;
-  }
-  for (const id of ids) {
-    try {
-      found.set(id, readFileSync(path.join(dir, id, name), 'utf8'));
-    } catch {
-      /* not this machine */
-    }
-  }
-  return found;
-}
+/** A file a student wrote into a home folder of the course's machines: home folder → content. */
+const homesWith = (name: string) => homesIn(server, name);
 
 /** Connects from the student's dashboard, waits for the desktop and writes who they are into its home folder. */
 async function connectAndSign(page: Page, mark: string): Promise<Page> {

@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
+import { readHome as homeFile } from '../desktops';
 import { buyer, canvasColours, connectHref } from './connect-helpers';
 
 let server: RunningServer;
@@ -32,14 +31,7 @@ async function at(canvas: Locator, x: number, y: number): Promise<{ x: number; y
   return { x: box.x + (x / 1920) * box.width, y: box.y + (y / 1080) * box.height }; // the desktop is 1920×1080
 }
 
-const homeFile = (machineId: string, name: string) => path.join(server.dataDir, 'homes', machineId, name);
-function readHome(machineId: string, name: string): string {
-  try {
-    return readFileSync(homeFile(machineId, name), 'utf8');
-  } catch {
-    return '';
-  }
-}
+const readHome = (machineId: string, name: string) => homeFile(server, machineId, name);
 
 const connected = (tab: Page) => tab.locator('main[data-phase="connected"]').waitFor({ timeout: 60_000 });
 

@@ -1,10 +1,8 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { expect } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { snap, type RunningServer } from '../harness';
 import { api, buyer, connectHref, waitOnline, type Buyer } from './connect-helpers';
-import { windowTitles } from '../../server/test/machines-desktops';
+import { machineLog as logOf, readHome as homeFile, windowTitles } from '../desktops';
 
 /** Shared steps of the WebRTC browser tests (stream-*.test.ts). */
 
@@ -30,7 +28,7 @@ export async function streamingTab(server: RunningServer, browser: Browser, name
 export async function terminalShown(server: RunningServer, machineId: string, machineName: string): Promise<void> {
   const shown = () => {
     try {
-      const titles = windowTitles(server.dataDir, machineId);
+      const titles = windowTitles(server, machineId);
       return [machineName, 'user', 'glxgears'].every((t) => titles.includes(t));
     } catch {
       return false;
@@ -48,22 +46,10 @@ export function videoSize(tab: Page): Promise<string> {
 }
 
 /** A file in the machine's home folder ('' until it exists). */
-export function readHome(server: RunningServer, machineId: string, name: string): string {
-  try {
-    return readFileSync(path.join(server.dataDir, 'homes', machineId, name), 'utf8');
-  } catch {
-    return '';
-  }
-}
+export const readHome = (server: RunningServer, machineId: string, name: string): string => homeFile(server, machineId, name);
 
-/** The machine's log: its sandbox and its streaming agent write there. */
-export function machineLog(server: RunningServer, machineId: string): string {
-  try {
-    return readFileSync(path.join(server.dataDir, 'machines', machineId, 'desktop.log'), 'utf8');
-  } catch {
-    return '';
-  }
-}
+/** The machine's log: its desktop and its streaming agent write there. */
+export const machineLog = (server: RunningServer, machineId: string): string => logOf(server, machineId);
 
 /**
  * Runs a shell line in the desktop's xterm (top left of the desktop) by clicking it and typing; with click false,

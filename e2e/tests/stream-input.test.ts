@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
+import { machineLog } from '../desktops';
 import { streamingTab, terminalOutput } from './stream-helpers';
 
 let server: RunningServer;
@@ -22,13 +21,7 @@ function pointerOf(text: string): { x: number; y: number } {
   return { x: Number(m[1]), y: Number(m[2]) };
 }
 
-const agentLog = (machineId: string) => {
-  try {
-    return readFileSync(path.join(server.dataDir, 'machines', machineId, 'desktop.log'), 'utf8');
-  } catch {
-    return '';
-  }
-};
+const agentLog = (machineId: string) => machineLog(server, machineId);
 
 it('pointer lock sends relative motion, blur lets go of held keys, the quality setting reaches the encoder and is remembered', async () => {
   const b = await streamingTab(server, browser, 'Input Tester');

@@ -1,10 +1,9 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
 import { api, buyer, connectHref, waitOnline } from './connect-helpers';
 import { terminalShown } from './stream-helpers';
+import { readHome as homeFile } from '../desktops';
 
 let server: RunningServer;
 let browser: Browser;
@@ -37,13 +36,7 @@ function frameHash(tab: Page): Promise<number> {
   });
 }
 
-const readHome = (machineId: string, name: string) => {
-  try {
-    return readFileSync(path.join(server.dataDir, 'homes', machineId, name), 'utf8');
-  } catch {
-    return '';
-  }
-};
+const readHome = (machineId: string, name: string) => homeFile(server, machineId, name);
 
 // Resize, pointer lock, stuck keys, quality, UDP blocked and idle over WebRTC: stream-*.test.ts beside this file.
 it('streams the desktop over WebRTC: a moving picture, typing, clipboard both ways, pointer lock, stats', async () => {
