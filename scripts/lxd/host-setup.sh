@@ -17,6 +17,8 @@ SUBNET="${LXD_SUBNET:-10.251.0.1/24}"
 ADDRESS="${LXD_ADDRESS:-127.0.0.1:8443}"
 EGRESS="${MACHINE_EGRESS:-internet}"
 step() { echo "LXD: $*"; }
+# One set-up at a time on this host (servers started together would race to start the daemon or build the image).
+mkdir -p /run/lock && exec 9>/run/lock/hyperdesk-lxd-setup.lock && flock 9
 
 if ! command -v lxd >/dev/null 2>&1 || ! command -v btrfs >/dev/null 2>&1 || ! command -v dnsmasq >/dev/null 2>&1 || ! command -v nft >/dev/null 2>&1 || ! command -v debootstrap >/dev/null 2>&1 || ! command -v zstd >/dev/null 2>&1; then
   step "installing lxd, btrfs-progs, dnsmasq-base, nftables, debootstrap, zstd"
@@ -42,8 +44,8 @@ fi
 if ! lxc query /1.0 >/dev/null 2>&1; then
   step "starting the LXD daemon"
   mkdir -p /var/log/lxd /var/lib/lxcfs
-  if ! pgrep -x lxcfs >/dev/null; then setsid lxcfs /var/lib/lxcfs >/var/log/lxd/lxcfs.log 2>&1 < /dev/null & fi
-  pgrep -x lxd >/dev/null || { setsid lxd --group lxd --logfile=/var/log/lxd/lxd.log >/dev/null 2>&1 < /dev/null & }
+  if ! pgrep -x lxcfs >/dev/null; then setsid lxcfs /var/lib/lxcfs >/var/log/lxd/lxcfs.log 2>&1 < /dev/null 9>&- & fi
+  pgrep -x lxd >/dev/null || { setsid lxd --group lxd --logfile=/var/log/lxd/lxd.log >/dev/null 2>&1 < /dev/null 9>&- & }
   lxd waitready --timeout=120
 fi
 [ "$(lxc config get core.https_address)" = "$ADDRESS" ] || { step "API on https://$ADDRESS"; lxc config set core.https_address "$ADDRESS"; }

@@ -11,7 +11,7 @@
  * a server holds it, and then the command runs inside that server (./admin-endpoint.ts); otherwise the CLI holds
  * the lock itself while it works, and a starting server waits for it.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadConfig, type Config } from '../config';
@@ -31,6 +31,7 @@ async function main() {
     process.exit(1);
   }
   const args = process.argv.slice(2).filter((a) => a !== '--');
+  actAsDataDirOwner(config.dataDir);
   try {
     parseCommand(args);
   } catch (err) {
@@ -46,6 +47,25 @@ async function main() {
     code = 1;
   }
   process.exit(code);
+}
+
+/**
+ * Run as root (as `npm run admin` usually is), the CLI becomes the data dir's owner (the server's unprivileged user,
+ * npm start's `hyperdesk`) before it touches anything: files it writes in DATA_DIR (the embedded database, the lock)
+ * stay the server's, and the CLI has no more power than the server.
+ */
+function actAsDataDirOwner(dataDir: string): void {
+  if (process.getuid?.() !== 0) return;
+  let st;
+  try {
+    st = statSync(dataDir);
+  } catch {
+    return;
+  }
+  if (st.uid === 0) return;
+  process.setgroups?.([]);
+  process.setgid?.(st.gid);
+  process.setuid?.(st.uid);
 }
 
 async function runOnDatabase(config: Config, args: string[]): Promise<string[]> {

@@ -1,0 +1,190 @@
+/**
+ * The two machine providers side by side, in the same run on this host (issue 20): the bubblewrap sandbox (`local`)
+ * and the LXD container (`lxd`, prepared by scripts/lxd/host-setup.sh as npm start prepares it), each driven through
+ * its MachineProvider exactly as the reconciler drives it.
+ *   - start of an existing (stopped) machine → online (the provider reports it running and VNC greets) and →
+ *     content (the desktop's terminal window is up), p50/p95 over RUNS;
+ *   - 10 existing machines started together: until all are online;
+ *   - Start All and Stop All of a 40-machine classroom (existing machines): until all online / all stopped;
+ *   - memory per idle desktop: PSS of every process of the desktop (for lxd: its container's processes and its
+ *     `[lxc monitor]`), the same programs in both.
+ *
+ *   npx tsx bench/providers.ts [runs (default 5)] [classroom size (default 40)]
+ */
+import { randomUUID } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createLocalProvider } from '../server/src/modules/machines/providers/local';
+import type { MachineProvider } from '../server/src/modules/machines/providers/types';
+import { desktopProcesses, vncHandshake, windowTitles } from '../server/test/machines-desktops';
+import { lxdDeployment } from '../server/test/lxd-fixtures';
+import { fmtBytes, fmtMs, percentile, ratio } from './stats';
+
+const RUNS = Number(process.argv[2] ?? 5);
+const CLASS = Number(process.argv[3] ?? 40);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Subject {
+  name: string;
+  provider: MachineProvider;
+  /** The desktop's window titles (its terminal is titled with the machine's name). */
+  titles(id: string): string[];
+  /** PSS of one desktop's processes. */
+  pss(id: string): number;
+  close(): Promise<void>;
+}
+
+const pssOf = (pid: number) => {
+  try {
+    return Number(/Pss:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0) * 1024;
+  } catch {
+    return 0;
+  }
+};
+
+async function localSubject(): Promise<Subject> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'hd-bench-local-'));
+  const provider = createLocalProvider({ dataDir, egress: 'none', limits: { memoryMb: 1024, pids: 400, diskMb: 200 } });
+  return {
+    name: 'local (bubblewrap)',
+    provider,
+    titles: (id) => {
+      try {
+        return windowTitles(dataDir, id);
+      } catch {
+        return [];
+      }
+    },
+    pss: (id) => desktopProcesses(dataDir).filter((p) => p.machineId === id).reduce((s, p) => s + pssOf(p.pid), 0),
+    async close() {
+      for (const id of await provider.list()) await provider.destroy(id);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function lxdSubject(): Promise<Subject> {
+  const d = await lxdDeployment({ memoryMb: 1024, pids: 400, diskMb: 200 });
+  const cgroupName = (id: string) => `${d.project}_hd-${id}`;
+  return {
+    name: 'lxd (container)',
+    provider: d.provider,
+    titles: (id) => {
+      try {
+        const out = execFileSync('lxc', ['exec', `hd-${id}`, '--project', d.project, '--user', '1000', '--env', 'DISPLAY=:0', '--env', 'XAUTHORITY=/run/hyperdesk/xauth', '--', 'xwininfo', '-root', '-tree'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+        return [...out.matchAll(/0x[0-9a-f]+ "([^"]*)"/g)].map((m) => m[1]!);
+      } catch {
+        return [];
+      }
+    },
+    pss: (id) => {
+      let sum = 0;
+      for (const e of readdirSync('/proc')) {
+        if (!/^\d+$/.test(e)) continue;
+        try {
+          const cg = readFileSync(`/proc/${e}/cgroup`, 'utf8');
+          const cmd = readFileSync(`/proc/${e}/cmdline`, 'utf8');
+          if (cg.includes(`lxc.payload.${cgroupName(id)}/`) || cg.includes(`lxc.payload.${cgroupName(id)}\n`) || cmd.includes(`[lxc monitor] /var/lib/lxd/containers ${cgroupName(id)}`)) sum += pssOf(Number(e));
+        } catch {
+          /* exited */
+        }
+      }
+      return sum;
+    },
+    close: () => d.close(),
+  };
+}
+
+async function until(what: string, fn: () => boolean | Promise<boolean>, ms = 180_000): Promise<void> {
+  const deadline = performance.now() + ms;
+  while (!(await fn())) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+const online = async (s: Subject, id: string) => {
+  const d = await s.provider.describe(id);
+  return d.state === 'running' && !!d.endpoint && (await vncHandshake(d.endpoint, '127.0.0.1', 2000).then(() => true, () => false));
+};
+
+/** Starts an existing machine: ms to online and to content. */
+async function startOnce(s: Subject, m: { machineId: string; name: string }): Promise<{ online: number; content: number }> {
+  const t0 = performance.now();
+  await s.provider.start(m);
+  await until('online', () => online(s, m.machineId));
+  const on = performance.now() - t0;
+  await until('content', () => s.titles(m.machineId).includes(m.name));
+  return { online: on, content: performance.now() - t0 };
+}
+
+async function measure(s: Subject) {
+  const machines = Array.from({ length: CLASS }, (_, i) => ({ machineId: randomUUID(), name: `Bench desk ${i + 1}` }));
+  const first = machines[0]!;
+  // Make every machine once (first start: the instance or user is created), then stop them all.
+  for (let i = 0; i < machines.length; i += 8) await Promise.all(machines.slice(i, i + 8).map((m) => s.provider.start(m)));
+  for (const m of machines) await until('made', () => online(s, m.machineId));
+  await sleep(3000);
+  const pss = machines.slice(0, 5).map((m) => s.pss(m.machineId));
+  await Promise.all(machines.map((m) => s.provider.stop(m.machineId)));
+
+  const single: { online: number; content: number }[] = [];
+  for (let r = 0; r < RUNS; r++) {
+    single.push(await startOnce(s, first));
+    await s.provider.stop(first.machineId);
+  }
+  const t10 = performance.now();
+  await Promise.all(machines.slice(0, 10).map((m) => s.provider.start(m)));
+  await Promise.all(machines.slice(0, 10).map((m) => until('online', () => online(s, m.machineId))));
+  const ten = performance.now() - t10;
+  await Promise.all(machines.slice(0, 10).map((m) => s.provider.stop(m.machineId)));
+
+  // Start All: the reconciler starts 8 at a time and looks at each until it is online.
+  const tAll = performance.now();
+  for (let i = 0; i < machines.length; i += 8) await Promise.all(machines.slice(i, i + 8).map((m) => s.provider.start(m)));
+  await Promise.all(machines.map((m) => until('online', () => online(s, m.machineId), 300_000)));
+  const startAll = performance.now() - tAll;
+  const tStop = performance.now();
+  await Promise.all(machines.map((m) => s.provider.stop(m.machineId)));
+  await until('all stopped', async () => (await s.provider.list()).length === 0);
+  const stopAll = performance.now() - tStop;
+  return { single, ten, startAll, stopAll, pss: pss.reduce((a, b) => a + b, 0) / pss.length };
+}
+
+async function main() {
+  console.log(`Machine providers on this host: ${RUNS} starts of an existing machine, 10 together, a classroom of ${CLASS}.`);
+  const results = new Map<string, Awaited<ReturnType<typeof measure>>>();
+  for (const make of [localSubject, lxdSubject]) {
+    const s = await make();
+    try {
+      results.set(s.name, await measure(s));
+    } finally {
+      await s.close();
+    }
+  }
+  for (const [name, r] of results) {
+    const on = r.single.map((x) => x.online);
+    const content = r.single.map((x) => x.content);
+    console.log(`\n${name}`);
+    console.log(`  start → online:  p50 ${fmtMs(percentile(on, 50))}  p95 ${fmtMs(percentile(on, 95))}`);
+    console.log(`  start → content: p50 ${fmtMs(percentile(content, 50))}  p95 ${fmtMs(percentile(content, 95))}`);
+    console.log(`  10 together → all online: ${fmtMs(r.ten)}`);
+    console.log(`  Start All of ${CLASS} → all online: ${fmtMs(r.startAll)};  Stop All → all stopped: ${fmtMs(r.stopAll)}`);
+    console.log(`  memory per idle desktop (PSS): ${fmtBytes(r.pss)}`);
+  }
+  const [l, x] = [...results.values()];
+  if (l && x) {
+    const p50 = (r: typeof l) => percentile(r.single.map((s) => s.content), 50);
+    console.log(`\nlxd / local: start → content p50 ${ratio(p50(x), p50(l))}, Start All ${ratio(x.startAll, l.startAll)}, memory per desktop ${ratio(x.pss, l.pss)}`);
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
