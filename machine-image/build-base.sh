@@ -10,7 +10,7 @@ work="$(mktemp -d /var/tmp/hyperdesk-rootfs.XXXXXX)"
 trap 'umount -R "$work/rootfs/proc" 2>/dev/null || true; rm -rf "$work"' EXIT
 pkgs="$(grep -v '^#' "$here/packages.txt" | tr '\n' ' ')"
 echo "  debootstrap bookworm from $MIRROR"
-debootstrap --variant=minbase --include=systemd-sysv,ca-certificates bookworm "$work/rootfs" "$MIRROR" > "$work/debootstrap.log" 2>&1 || { tail -20 "$work/debootstrap.log" >&2; exit 1; }
+debootstrap --variant=minbase --include=ca-certificates bookworm "$work/rootfs" "$MIRROR" > "$work/debootstrap.log" 2>&1 || { tail -20 "$work/debootstrap.log" >&2; exit 1; }
 echo "  installing the desktop's packages (the longest step: several minutes)"
 printf '#!/bin/sh\nexit 101\n' > "$work/rootfs/usr/sbin/policy-rc.d" && chmod +x "$work/rootfs/usr/sbin/policy-rc.d"
 mount -t proc proc "$work/rootfs/proc"

@@ -2,7 +2,7 @@
 # Builds the desktop image and imports it into LXD as `hyperdesk-desktop` (run as root; idempotent).
 # Two layers, each cached under IMAGE_CACHE (default /var/cache/hyperdesk/images, outside the clone) and rebuilt
 # only when its recipe changes: the base (Debian bookworm and the packages in packages.txt: minutes) and the
-# desktop layer (the session, its systemd unit, the streaming agent: seconds). Prints what it does.
+# desktop layer (its init, the session, the streaming agent: seconds). Prints what it does.
 set -eu
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
@@ -13,7 +13,7 @@ mkdir -p "$cache"
 hash_of() { cat "$@" | sha256sum | cut -c1-16; }
 base_hash="$(hash_of "$here/packages.txt" "$here/build-base.sh")"
 base="$cache/base-$base_hash.tar.zst"
-recipe="$( (echo "$base_hash"; cat "$here/build.sh" "$here/desktop-session.sh" "$here/hyperdesk-desktop.service" "$here/machine-name.py" "$repo"/server/agent/*.py) | sha256sum | cut -c1-16)"
+recipe="$( (echo "$base_hash"; cat "$here/build.sh" "$here/desktop-session.sh" "$here/init.sh" "$here/udhcpc.sh" "$repo"/server/agent/*.py) | sha256sum | cut -c1-16)"
 current="$($LXC image list "$ALIAS" --format csv -c d 2>/dev/null | head -n1)"
 if [ "$current" = "Hyperdesk desktop $recipe" ]; then
   echo "  desktop image $recipe is current"
@@ -34,22 +34,16 @@ r="$work/rootfs"
 chroot "$r" sh -c 'getent passwd user >/dev/null || useradd --uid 1000 --user-group --create-home --shell /bin/bash user'
 mkdir -p "$r/opt/hyperdesk" "$r/opt/hyperdesk-agent"
 install -m 0755 "$here/desktop-session.sh" "$r/opt/hyperdesk/desktop-session.sh"
-install -m 0644 "$here/machine-name.py" "$r/opt/hyperdesk/machine-name.py"
 install -m 0644 "$repo"/server/agent/*.py "$r/opt/hyperdesk-agent/"
-install -m 0644 "$here/hyperdesk-desktop.service" "$r/etc/systemd/system/hyperdesk-desktop.service"
-printf '[Match]\nName=eth0\n\n[Network]\nDHCP=ipv4\nLinkLocalAddressing=no\nIPv6AcceptRA=no\n' > "$r/etc/systemd/network/eth0.network"
+install -m 0755 "$here/init.sh" "$r/opt/hyperdesk/init"
+install -m 0755 "$here/udhcpc.sh" "$r/opt/hyperdesk/udhcpc.sh"
+mkdir -p "$r/sbin" && ln -sf /opt/hyperdesk/init "$r/sbin/init"
 echo hyperdesk > "$r/etc/hostname"
-chroot "$r" systemctl enable --quiet hyperdesk-desktop.service systemd-networkd.service systemd-resolved.service
-# Units a desktop never needs: each one is start time and memory per machine.
-chroot "$r" systemctl mask --quiet console-getty.service getty@.service systemd-logind.service apt-daily.timer \
-  apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer dpkg-db-backup.timer systemd-tmpfiles-clean.timer \
-  systemd-journald-audit.socket >/dev/null 2>&1 || true
-ln -sf ../run/systemd/resolve/stub-resolv.conf "$r/etc/resolv.conf"
+ln -sf /run/resolv.conf "$r/etc/resolv.conf"
 # The GStreamer plugin registry, built once here instead of at every agent start.
+mkdir -p "$r/var/cache/gstreamer-1.0"
 chroot "$r" env GST_REGISTRY=/var/cache/gstreamer-1.0/registry.bin gst-inspect-1.0 coreelements >/dev/null 2>&1 || true
-mkdir -p "$r/etc/systemd/system/hyperdesk-desktop.service.d"
-printf '[Service]\nEnvironment=GST_REGISTRY=/var/cache/gstreamer-1.0/registry.bin GST_REGISTRY_UPDATE=no\n' > "$r/etc/systemd/system/hyperdesk-desktop.service.d/gst.conf"
-chmod 0755 "$r/var/cache/gstreamer-1.0" 2>/dev/null || true
+chmod 0755 "$r/var/cache/gstreamer-1.0"
 chmod 0644 "$r/var/cache/gstreamer-1.0/registry.bin" 2>/dev/null || true
 cat > "$work/metadata.yaml" <<META
 architecture: $(uname -m)

@@ -1,16 +1,16 @@
 #!/bin/bash
-# The desktop session inside a machine's LXD instance, run by systemd (hyperdesk-desktop.service) as `user`:
+# The desktop session inside a machine's LXD instance, run by its init (init.sh) as `user`:
 # Xvfb on :0, x11vnc on /run/hyperdesk/vnc.sock, PulseAudio (a null sink) on /run/hyperdesk/pulse/native, the
 # streaming agent on /run/hyperdesk/agent.sock, openbox, a tint2 panel, an xterm titled with the machine's name,
 # pcmanfm and a throttled glxgears. The server reaches the two sockets only through LXD's exec API (authenticated,
-# as this instance's own user), never through a host path. When X ends the script ends and systemd starts it again.
+# as this instance's own user), never through a host path. When X ends the script ends and init starts it again.
 set -u
 exec >/dev/null 2>&1
 R=/run/hyperdesk
 cd "$HOME"
 NAME=$(cat "$R/name" 2>/dev/null)
 NAME=${NAME:-Hyperdesk}
-rm -f "$R/vnc.sock" "$R/agent.sock"
+rm -f "$R/vnc.sock" "$R/agent.sock" "$R/xauth" /tmp/.X0-lock /tmp/.X11-unix/X0
 xauth -q -f "$R/xauth" add :0 . "$(mcookie)"
 Xvfb :0 -screen 0 1920x1080x24 +extension RANDR -auth "$R/xauth" -nolisten tcp -noreset &
 xpid=$!

@@ -24,7 +24,7 @@ const CLI = path.join(ROOT, 'server/src/cli/admin.ts');
 const MAIN = path.join(ROOT, 'server/src/main.ts');
 
 function baseEnv(dataDir: string): Record<string, string> {
-  const env: Record<string, string> = { ...(process.env as Record<string, string>), DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
+  const env: Record<string, string> = { ...(process.env as Record<string, string>), DATA_DIR: dataDir, LOG_LEVEL: 'warn', MACHINE_PROVIDER: 'local' };
   delete env.DATABASE_URL; // this file is about the embedded database, whichever database the suite runs on
   return env;
 }

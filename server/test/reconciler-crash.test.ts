@@ -42,7 +42,7 @@ describe('reconciler survives kill -9 of the server', () => {
   };
 
   beforeAll(async () => {
-    srv = await startServer();
+    srv = await startServer({ MACHINE_PROVIDER: 'local' }); // this file looks into the local provider's sandboxes
     await withDb(async (database) => {
       const u = await seedUser(database.db);
       machineId = await seedMachine(database.db, u.uid, 'Crash Test Desk');

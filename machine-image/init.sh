@@ -1,0 +1,30 @@
+#!/bin/bash
+# PID 1 of a desktop instance (/sbin/init): everything a desktop needs and nothing else (no systemd, journald, udev,
+# D-Bus or resolver daemons: each desktop would pay their start and memory). LXD has mounted /proc, /sys and /dev.
+# It mounts /run and /tmp, brings up the network (DHCP from the bridge's dnsmasq, in the background: the desktop
+# does not wait for it), writes the machine's name, and runs the desktop session as `user`, again whenever it ends.
+# LXD's clean stop (SIGPWR) and a forced one both end everything.
+set -u
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+mountpoint -q /run || mount -t tmpfs -o mode=0755,nosuid,nodev,size=64m tmpfs /run
+mountpoint -q /tmp || mount -t tmpfs -o mode=1777,nosuid,nodev,size=1g tmpfs /tmp
+mountpoint -q /dev/shm || { mkdir -p /dev/shm && mount -t tmpfs -o mode=1777,nosuid,nodev,size=512m tmpfs /dev/shm; }
+hostname hyperdesk
+ip link set lo up
+( ip link set eth0 up 2>/dev/null && exec busybox udhcpc -i eth0 -f -S -s /opt/hyperdesk/udhcpc.sh ) >/dev/null 2>&1 &
+install -d -m 0700 -o user -g user /run/hyperdesk
+# The machine's display name: the instance's user.hyperdesk.name, asked of /dev/lxd (root only).
+name="$(printf 'GET /1.0/config/user.hyperdesk.name HTTP/1.0\r\nHost: lxd\r\n\r\n' | socat -t 2 - UNIX-CONNECT:/dev/lxd/sock 2>/dev/null)"
+case "$name" in "HTTP/1.0 200"*|"HTTP/1.1 200"*) printf '%s' "${name#*$'\r\n\r\n'}" | head -c 200 > /run/hyperdesk/name ;; esac
+# The home is a storage volume (a new one belongs to root): the user's own, not recursively (it may be large).
+chown user:user /home/user && chmod 0700 /home/user
+trap 'kill -TERM -1 2>/dev/null; exit 0' PWR TERM INT
+while :; do
+  pkill -KILL -u user 2>/dev/null # what a session that ended left behind
+  setpriv --reuid=user --regid=user --init-groups --inh-caps=-all -- \
+    env -i HOME=/home/user USER=user LOGNAME=user SHELL=/bin/bash LANG=C.UTF-8 TERM=xterm PATH="$PATH" \
+    GST_REGISTRY=/var/cache/gstreamer-1.0/registry.bin GST_REGISTRY_UPDATE=no \
+    /opt/hyperdesk/desktop-session.sh </dev/null >/dev/null 2>&1 &
+  wait $!
+  read -t 0.2 <> <(:) || true
+done
