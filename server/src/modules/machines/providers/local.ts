@@ -10,6 +10,7 @@ import { ownedUnixSocket } from './endpoint';
 import { rfbAnswers, vncListens } from './rfb';
 import { agentArgs, desktopArgs, DESKTOP_PATH, EXIT_VNC_DIED, EXIT_X_DIED, EXIT_X_FAILED, EXIT_X_SLOW, SUPERVISOR_SCRIPT, xauthFile } from './sandbox';
 import type { MachineProvider, ObservedDesktop } from './types';
+import { perKeySerial } from './serial';
 import { ensureUser, lookupUser, machineUsers, removeUser, userNameOf } from './users';
 
 const run = promisify(execFile);
@@ -73,7 +74,7 @@ export function createLocalProvider(opts: LocalProviderOptions): MachineProvider
   const limits: Limits = { memoryMb: opts.limits?.memoryMb ?? 4096, pids: opts.limits?.pids ?? 512, cpuShares: opts.limits?.cpuShares ?? 1024 };
   const diskMb = opts.limits?.diskMb ?? 20480;
   const agentScript = opts.agentScript ?? AGENT_SCRIPT;
-  const locks = new Map<string, Promise<unknown>>();
+  const serialized = perKeySerial();
   /** When a desktop's VNC server was first found silent (cleared whenever it answers). */
   const silentFrom = new Map<string, number>();
   /** Desktops seen up since they started (or were adopted): later looks wait for VNC's greeting. */
@@ -108,16 +109,6 @@ export function createLocalProvider(opts: LocalProviderOptions): MachineProvider
     renameSync(`${f}.tmp`, f);
   }
   const stoppedReason = (id: string) => readJson<{ reason: string }>(file(id, 'stopped.json'))?.reason;
-
-  /** One operation per machine at a time (start and stop of the same machine never interleave). */
-  function serialized<T>(id: string, fn: () => Promise<T>): Promise<T> {
-    const prev = locks.get(id) ?? Promise.resolve();
-    const next = prev.then(fn, fn);
-    const tail = next.catch(() => undefined);
-    locks.set(id, tail);
-    void tail.then(() => locks.get(id) === tail && locks.delete(id));
-    return next;
-  }
 
   const supervisorAlive = (s: SandboxState | null) => !!s && sameProcess(s.supervisor, s.supervisorStart);
 

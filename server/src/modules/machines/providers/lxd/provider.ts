@@ -3,6 +3,7 @@ import type { Endpoint } from '../endpoint';
 import { rfbAnswers } from '../rfb';
 import type { MachineProvider, ObservedDesktop } from '../types';
 import { LxdError, type LxdClient } from './client';
+import { perKeySerial } from '../serial';
 import { socketInInstance } from './exec-stream';
 
 export interface LxdProviderOptions {
@@ -55,19 +56,10 @@ const notFound = (err: unknown) => err instanceof LxdError && err.status === 404
  */
 export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
   const { lxd } = opts;
-  const locks = new Map<string, Promise<unknown>>();
+  const serialized = perKeySerial();
   const silentFrom = new Map<string, number>();
   const seenUp = new Set<string>();
   let profileReady: Promise<void> | null = null;
-
-  function serialized<T>(id: string, fn: () => Promise<T>): Promise<T> {
-    const prev = locks.get(id) ?? Promise.resolve();
-    const next = prev.then(fn, fn);
-    const tail = next.catch(() => undefined);
-    locks.set(id, tail);
-    void tail.then(() => locks.get(id) === tail && locks.delete(id));
-    return next;
-  }
 
   /** The deployment's profile, written from this configuration at the first start (a restart applies new limits). */
   function ensureProfile(): Promise<void> {
