@@ -15,6 +15,9 @@ export type Quality = 'auto' | 'high' | 'medium' | 'low';
 type Signal = { type: 'start'; codecs: ('h264' | 'vp8')[]; quality: Quality } | { type: 'answer'; sdp: string } | { type: 'ice'; candidate: string; sdpMLineIndex: number };
 
 const ACTIVITY_MS = 5_000; // the gateway hears about data channel input at most this often
+/** How long the picture may keep its old size after a size request before the tab asks again, and how often. */
+const SIZE_RECHECK_MS = 3000;
+const SIZE_ASKS = 4;
 /** The desktop follows the video area's size once it has held still this long (a window drag is one resize). */
 export const RESIZE_DEBOUNCE_MS = 400;
 
@@ -48,6 +51,7 @@ export class RtcStream {
   private quality: Quality = 'auto';
   private sentSize = '';
   private resizeTimer: ReturnType<typeof setTimeout> | null = null;
+  private sizeCheck: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
     private readonly target: HTMLElement,
@@ -92,6 +96,7 @@ export class RtcStream {
     this.removers.push(() => {
       ro.disconnect();
       if (this.resizeTimer) clearTimeout(this.resizeTimer);
+      if (this.sizeCheck) clearTimeout(this.sizeCheck);
     });
   }
 
@@ -102,6 +107,24 @@ export class RtcStream {
     if (!w || !h || (key === this.sentSize && !force) || this.dc?.readyState !== 'open') return;
     this.sentSize = key;
     this.dc.send(JSON.stringify({ t: 'size', w, h }));
+    this.recheckSize(key, `${this.video.videoWidth}x${this.video.videoHeight}`, SIZE_ASKS - 1);
+  }
+
+  /**
+   * A size request can be lost on the desktop's side (a viewer's connection that ends just after it puts the
+   * desktop back to its full size): when the picture still has the size it had before the request, a moment
+   * later, the tab asks again (a few times at most: a desktop that is already that shape keeps the picture).
+   */
+  private recheckSize(key: string, before: string, asksLeft: number): void {
+    if (this.sizeCheck) clearTimeout(this.sizeCheck);
+    if (asksLeft <= 0) return;
+    this.sizeCheck = setTimeout(() => {
+      const now = `${this.video.videoWidth}x${this.video.videoHeight}`;
+      if (key !== this.sentSize || now !== before || this.dc?.readyState !== 'open') return;
+      const [w, h] = key.split('x').map(Number);
+      this.dc.send(JSON.stringify({ t: 'size', w, h }));
+      this.recheckSize(key, before, asksLeft - 1);
+    }, SIZE_RECHECK_MS);
   }
 
   /** A signaling message from the gateway. */
