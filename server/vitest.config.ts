@@ -1,8 +1,27 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Tests that never open the database: the machine providers and sandboxes, pure logic. `npm test` runs them once,
+ * in the PGlite stage; its PostgreSQL stage (DB_TESTS_ONLY=1) runs only the tests a database can change.
+ */
+const DATABASE_FREE = [
+  'test/lxd-provider.test.ts',
+  'test/machines-provider.test.ts',
+  'test/sandbox.test.ts',
+  'test/connect-turn.test.ts',
+  'test/datadir-lock.test.ts',
+  'test/fast-serializer.test.ts',
+  'src/lib/**/*.test.ts',
+  'src/modules/courses/pricing.test.ts',
+  'src/modules/courses/roster.test.ts',
+  'src/modules/identity/identity.test.ts',
+  'src/modules/machines/providers/**/*.test.ts',
+];
+
 export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    exclude: ['**/node_modules/**', ...(process.env.DB_TESTS_ONLY === '1' ? DATABASE_FREE : [])],
     pool: 'forks',
     testTimeout: 60_000,
     hookTimeout: 60_000,

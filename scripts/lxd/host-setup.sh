@@ -41,10 +41,20 @@ if [ -n "$ids_changed" ] && pgrep -x lxd >/dev/null; then
   pkill -TERM -x lxd; for _ in $(seq 1 100); do pgrep -x lxd >/dev/null || break; sleep 0.1; done
 fi
 
+# lxcfs gives each desktop its own /proc/meminfo, cpuinfo and uptime; LXD looks for it when it starts.
+mkdir -p /var/log/lxd
+if ! pgrep -x lxcfs >/dev/null; then
+  # A host whose processes were all killed (a session's end, an OOM kill) keeps lxcfs's FUSE mount, now dead:
+  # "Transport endpoint is not connected". Detach it before mounting afresh.
+  if grep -q ' /var/lib/lxcfs ' /proc/mounts; then
+    step "detaching the dead lxcfs mount"; umount -l /var/lib/lxcfs 2>/dev/null || true
+  fi
+  mkdir -p /var/lib/lxcfs
+  setsid lxcfs /var/lib/lxcfs >/var/log/lxd/lxcfs.log 2>&1 < /dev/null 9>&- &
+  for _ in $(seq 1 50); do mountpoint -q /var/lib/lxcfs && break; sleep 0.1; done
+fi
 if ! lxc query /1.0 >/dev/null 2>&1; then
   step "starting the LXD daemon"
-  mkdir -p /var/log/lxd /var/lib/lxcfs
-  if ! pgrep -x lxcfs >/dev/null; then setsid lxcfs /var/lib/lxcfs >/var/log/lxd/lxcfs.log 2>&1 < /dev/null 9>&- & fi
   pgrep -x lxd >/dev/null || { setsid lxd --group lxd --logfile=/var/log/lxd/lxd.log >/dev/null 2>&1 < /dev/null 9>&- & }
   lxd waitready --timeout=120
 fi
