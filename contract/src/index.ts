@@ -7,3 +7,4 @@ export * from './courses';
 export * from './contact';
 export * from './connect';
 export * from './admin';
+export * from './dates';

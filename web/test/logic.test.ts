@@ -2,13 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { formatDate, formatDateRange, formatHours, formatMoney, formatMoneyIn } from '../src/lib/format';
 import { initials } from '../src/auth/initials';
 import { decodeConnectPayload } from '../src/pages/Connect/payload';
-import { addDays, courseEndsAt, END_BEFORE_START, REQUIRED, STUDENTS_RANGE, toInputDate, todayStart, validateCourse } from '../src/pages/Setup/courseDates';
+import { addDays, courseSpan, END_BEFORE_START, REQUIRED, STUDENTS_RANGE, todayIn, validateCourse } from '../src/pages/Setup/courseDates';
 
 describe('formatting (spec §9)', () => {
-  it("formats dates as DD Mon 'YY", () => {
-    expect(formatDate(new Date(2026, 2, 5))).toBe("05 Mar '26");
-    expect(formatDateRange(new Date(2026, 10, 22), new Date(2027, 0, 3))).toBe("22 Nov '26 - 03 Jan '27");
-    expect(formatDate('not a date')).toBe('');
+  it("formats dates as DD Mon 'YY in the course's country", () => {
+    expect(formatDate(new Date('2026-03-05T12:00:00Z'), 'UK')).toBe("05 Mar '26");
+    expect(formatDateRange(new Date('2026-11-22T12:00:00Z'), new Date('2027-01-03T12:00:00Z'), 'DE')).toBe("22 Nov '26 - 03 Jan '27");
+    expect(formatDate('not a date', 'UK')).toBe('');
+    // The same instant is a different day in India than in Spain; every page shows the course's country's day.
+    expect(formatDate('2026-12-25T20:00:00Z', 'IN')).toBe("26 Dec '26");
+    expect(formatDate('2026-12-25T20:00:00Z', 'ES')).toBe("25 Dec '26");
   });
 
   it('formats money with the currency symbol', () => {
@@ -51,21 +54,34 @@ describe('connect payload (spec §7)', () => {
 });
 
 describe('course details (spec §5)', () => {
-  const now = new Date(2026, 10, 22, 15, 0).getTime();
-  const day = (n: number) => toInputDate(addDays(todayStart(now), n));
+  const now = Date.parse('2026-11-22T15:00:00Z');
+  const day = (n: number) => addDays(todayIn('DE', now), n);
 
   it('requires students between 1 and 40 and a date range from today', () => {
-    expect(validateCourse({ students: '', start: '', end: '' }, now).errors).toEqual({ students: REQUIRED, start: REQUIRED, end: REQUIRED });
-    expect(validateCourse({ students: '0', start: day(0), end: day(1) }, now).errors.students).toBe(STUDENTS_RANGE);
-    expect(validateCourse({ students: '41', start: day(0), end: day(1) }, now).errors.students).toBe(STUDENTS_RANGE);
-    expect(validateCourse({ students: '3', start: day(-1), end: day(1) }, now).errors.start).toBe(REQUIRED);
-    expect(validateCourse({ students: '3', start: day(3), end: day(1) }, now).errors.end).toBe(END_BEFORE_START);
+    expect(validateCourse({ students: '', start: '', end: '' }, 'DE', now).errors).toEqual({ students: REQUIRED, start: REQUIRED, end: REQUIRED });
+    expect(validateCourse({ students: '0', start: day(0), end: day(1) }, 'DE', now).errors.students).toBe(STUDENTS_RANGE);
+    expect(validateCourse({ students: '41', start: day(0), end: day(1) }, 'DE', now).errors.students).toBe(STUDENTS_RANGE);
+    expect(validateCourse({ students: '3', start: day(-1), end: day(1) }, 'DE', now).errors.start).toBe(REQUIRED);
+    expect(validateCourse({ students: '3', start: day(3), end: day(1) }, 'DE', now).errors.end).toBe(END_BEFORE_START);
+    expect(validateCourse({ students: '3', start: '2026-02-30', end: day(1) }, 'DE', now).errors.start).toBe(REQUIRED);
   });
 
-  it('accepts a one-day course ending at the last millisecond of the day', () => {
-    const { errors, value } = validateCourse({ students: '40', start: day(0), end: day(0) }, now);
+  it("takes today from the course's country, not the browser's zone", () => {
+    const lateInLondon = Date.parse('2026-11-22T23:30:00Z'); // already the 23rd in Kolkata
+    expect(todayIn('UK', lateInLondon)).toBe('2026-11-22');
+    expect(todayIn('IN', lateInLondon)).toBe('2026-11-23');
+    expect(validateCourse({ students: '3', start: '2026-11-22', end: '2026-11-23' }, 'IN', lateInLondon).errors.start).toBe(REQUIRED);
+  });
+
+  it("runs a one-day course from midnight to the day's last millisecond in the course's country", () => {
+    const { errors, value } = validateCourse({ students: '40', start: day(0), end: day(0) }, 'DE', now);
     expect(errors).toEqual({});
     expect(value!.studentsCount).toBe(40);
-    expect(courseEndsAt(value!.endDate) - value!.startDate).toBe(24 * 3600_000 - 1);
+    const span = courseSpan(value!, 'DE');
+    expect(new Date(span.startDate).toISOString()).toBe('2026-11-21T23:00:00.000Z');
+    expect(span.expiresAt - span.startDate).toBe(24 * 3600_000 - 1);
+    expect(formatDateRange(span.startDate, span.expiresAt, 'DE')).toBe("22 Nov '26 - 22 Nov '26");
+    // A day with a clock change is 23 hours long there.
+    expect(courseSpan({ startDay: '2026-03-29', endDay: '2026-03-29' }, 'ES').expiresAt - courseSpan({ startDay: '2026-03-29', endDay: '2026-03-29' }, 'ES').startDate).toBe(23 * 3600_000 - 1);
   });
 });

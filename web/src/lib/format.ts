@@ -1,20 +1,10 @@
 import { countryById } from '@hyperdesk/contract';
 
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-
-/** Spec §9 date format: `DD Mon 'YY` (e.g. 05 Mar '26), in the viewer's local time. */
-export function formatDate(value: Date | string | number): string {
-  const d = value instanceof Date ? value : new Date(value);
-  if (Number.isNaN(d.getTime())) return '';
-  const day = String(d.getDate()).padStart(2, '0');
-  const year = String(d.getFullYear() % 100).padStart(2, '0');
-  return `${day} ${MONTHS[d.getMonth()]} '${year}`;
-}
-
-/** A course's date range, e.g. `05 Mar '26 - 20 Mar '26`. */
-export function formatDateRange(start: Date | string | number, end: Date | string | number): string {
-  return `${formatDate(start)} - ${formatDate(end)}`;
-}
+/**
+ * Course dates (spec §9 `DD Mon 'YY`): one formatter for the web, the server's checkout and its e-mails, always in the
+ * course's country's time zone (contract/src/dates.ts), so a date reads the same on every page and in every mail.
+ */
+export { formatCourseDate as formatDate, formatCourseDates as formatDateRange } from '@hyperdesk/contract';
 
 /** Amount in major units: whole numbers without decimals, others with two (4,999 / 49.50). */
 export function formatAmount(amount: number): string {

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
+import { formatCourseDate } from '@hyperdesk/contract';
 import type { Queryable } from '../../db/client';
 import { courses, machines, orders } from '../../db/schema/index';
 
@@ -16,24 +17,8 @@ export interface CreditLedger {
 }
 
 const PLATFORM_CODES: Record<string, string> = { 'Unreal Engine': 'UE', 'Unity Engine': 'UN' };
-const REGION_TIME_ZONES: Record<string, string> = {
-  DE: 'Europe/Berlin',
-  ES: 'Europe/Madrid',
-  IN: 'Asia/Kolkata',
-  UK: 'Europe/London',
-};
-
-/** The spec's date format, 'DD Mon 'YY', of the day in the course's country (the date picker's day). */
-export function courseDate(d: Date, region: string): string {
-  const parts = new Intl.DateTimeFormat('en-GB', {
-    day: '2-digit',
-    month: 'short',
-    year: '2-digit',
-    timeZone: REGION_TIME_ZONES[region] ?? 'UTC',
-  }).formatToParts(d);
-  const part = (t: string) => parts.find((p) => p.type === t)?.value ?? '';
-  return `${part('day')} ${part('month').slice(0, 3)} '${part('year')}`;
-}
+/** The spec's date format, 'DD Mon 'YY', of the day in the course's country (contract/src/dates.ts). */
+export const courseDate = formatCourseDate;
 
 export function courseName(startAt: Date, region: string): string {
   return `Course ${courseDate(startAt, region)}`;

@@ -3,7 +3,7 @@
  * and the job that ends courses. Factory receiving only the services it uses (house rule 1).
  */
 import { and, asc, eq, inArray, lte } from 'drizzle-orm';
-import { countryById, MAX_STUDENTS, MIN_STUDENTS, type RosterSummary } from '@hyperdesk/contract';
+import { countryById, formatCourseDates, MAX_STUDENTS, MIN_STUDENTS, type RosterSummary } from '@hyperdesk/contract';
 import type { Db, Queryable } from '../../db/client';
 import { courseHomes, courses, machines, packs, roster, seats, users } from '../../db/schema/index';
 import { BadRequest, Conflict, NotFound } from '../../errors';
@@ -18,7 +18,7 @@ import type { Machines } from '../machines/service';
 import type { Events } from '../machines/events';
 import type { Billing } from '../billing/service';
 import { courseDatesProblem, priceCourse, type CoursePrice } from './pricing';
-import { courseDate, fulfilCourseOrder, type OrderRow } from './fulfil';
+import { fulfilCourseOrder, type OrderRow } from './fulfil';
 import type { ParsedRoster } from './roster';
 import { releaseCourseSeats, releaseSeatsOf, rosterUserIds } from './seats';
 import { invitationNotices, MAX_ROSTER, maxRoster, planInvitations } from './invitations';
@@ -133,7 +133,7 @@ export function createCoursesService(deps: CoursesDeps) {
     if (!option) throw new BadRequest(HOURS_UNAVAILABLE, 'course-hours');
     if (!Number.isFinite(body.Price) || Math.round(body.Price * 100) !== option.amountMinor) throw new BadRequest(PRICE_CHANGED, 'price-changed');
     const country = countryById(body.Region)?.label ?? body.Region;
-    const dates = `${courseDate(offer.startAt, body.Region)} – ${courseDate(offer.expiresAt, body.Region)}`;
+    const dates = formatCourseDates(offer.startAt, offer.expiresAt, body.Region);
     return deps.billing.startCheckout({
       userId: principal.uid,
       email: principal.email,
@@ -308,7 +308,7 @@ export function createCoursesService(deps: CoursesDeps) {
 
 function invitation(email: string, course: CourseRow, instructor: string, publicUrl: string, verifyLink: string): OutgoingMail {
   const who = instructor.trim() || 'Your instructor';
-  const dates = `${courseDate(course.startAt, course.region)} – ${courseDate(course.endAt, course.region)}`;
+  const dates = formatCourseDates(course.startAt, course.endAt, course.region);
   const link = `${publicUrl}/?login=1`;
   const text = [
     'Hello,',

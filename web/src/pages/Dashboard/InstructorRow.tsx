@@ -113,7 +113,7 @@ export function InstructorRow({ entry }: MachineRowProps) {
   const nothingToStart = seats.length > 0 && seats.every((s) => s.instanceStatus !== 'offline');
 
   let startReason: string | null = null;
-  if (!started) startReason = `The course starts on ${formatDate(startAt)}. Start All is available from then.`;
+  if (!started) startReason = `The course starts on ${formatDate(startAt, entry.region)}. Start All is available from then.`;
   else if (ended) startReason = COURSE_ENDED;
   else if (entry.timeLeft <= 0) startReason = NO_HOURS;
   else if (nothingToStart) startReason = ALL_RUNNING;
@@ -130,7 +130,7 @@ export function InstructorRow({ entry }: MachineRowProps) {
   );
 
   const details: Array<[string, string]> = [
-    ['Course Dates', entry.startDate && entry.endDate ? formatDateRange(entry.startDate, entry.endDate) : '—'],
+    ['Course Dates', entry.startDate && entry.endDate ? formatDateRange(entry.startDate, entry.endDate, entry.region) : '—'],
     ['Concurrent Students', String(entry.vms)],
     ['Runtime', `${formatHours(entry.totalHours)} hours per machine`],
   ];

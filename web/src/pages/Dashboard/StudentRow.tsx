@@ -16,7 +16,7 @@ export function StudentRow({ entry }: MachineRowProps) {
     <MachineCard entry={entry} actions={<ConnectButton entry={entry} disabledReason={waiting ? WAIT_FOR_INSTRUCTOR : null} />}>
       {entry.startDate && entry.endDate ? (
         <p className={styles.courseDates}>
-          <span className={styles.muted}>Course Dates</span> <strong>{formatDateRange(entry.startDate, entry.endDate)}</strong>
+          <span className={styles.muted}>Course Dates</span> <strong>{formatDateRange(entry.startDate, entry.endDate, entry.region)}</strong>
         </p>
       ) : null}
     </MachineCard>

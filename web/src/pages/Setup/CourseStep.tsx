@@ -3,10 +3,15 @@ import { MAX_STUDENTS, MIN_STUDENTS } from '@hyperdesk/contract';
 import { formatDateRange } from '../../lib/format';
 import type { StepProps } from './flowState';
 import { isConfirmed } from './flowState';
-import { addDays, toInputDate, todayStart, validateCourse, type CourseErrors, type CourseInput } from './courseDates';
+import { addDays, courseSummary, todayIn, validateCourse, type CourseErrors, type CourseInput } from './courseDates';
 import { FieldError, Step } from './Step';
 import setup from './Setup.module.css';
 import styles from './CourseStep.module.css';
+
+function summaryDates(course: Parameters<typeof courseSummary>[0], country: string): string {
+  const { startDate, endDate } = courseSummary(course, country);
+  return formatDateRange(startDate, endDate, country);
+}
 
 /** Business step 'Set your Course Details' (spec §2, §5): concurrent students and the course's date range. */
 export function CourseStep({ state, dispatch, number }: StepProps) {
@@ -14,11 +19,13 @@ export function CourseStep({ state, dispatch, number }: StepProps) {
   const open = state.steps[state.confirmed] === 'course';
   const [input, setInput] = useState<CourseInput>(() => ({
     students: state.course ? String(state.course.studentsCount) : '',
-    start: state.course ? toInputDate(state.course.startDate) : '',
-    end: state.course ? toInputDate(state.course.endDate) : '',
+    start: state.course?.startDay ?? '',
+    end: state.course?.endDay ?? '',
   }));
   const [errors, setErrors] = useState<CourseErrors>({});
-  const today = toInputDate(todayStart());
+  // The days are the course's country's (its time zone), not the browser's; the country step comes first.
+  const country = state.country ?? 'UK';
+  const today = todayIn(country);
 
   const edit = (field: keyof CourseInput, value: string) => {
     setInput((i) => ({ ...i, [field]: value }));
@@ -26,14 +33,14 @@ export function CourseStep({ state, dispatch, number }: StepProps) {
   };
 
   const confirm = () => {
-    const { errors: found, value } = validateCourse(input);
+    const { errors: found, value } = validateCourse(input, country);
     setErrors(found);
     if (!value) return;
     const same =
       state.course &&
       state.course.studentsCount === value.studentsCount &&
-      state.course.startDate === value.startDate &&
-      state.course.endDate === value.endDate;
+      state.course.startDay === value.startDay &&
+      state.course.endDay === value.endDay;
     // New details clear the runtime choice (its prices depend on them); the same ones keep it (spec §4).
     if (!same) dispatch({ type: 'course', value });
     dispatch({ type: 'confirm', step: 'course' });
@@ -58,7 +65,7 @@ export function CourseStep({ state, dispatch, number }: StepProps) {
             <span>
               {state.course.studentsCount} concurrent {state.course.studentsCount === 1 ? 'student' : 'students'}
             </span>
-            <span>{formatDateRange(state.course.startDate, state.course.endDate)}</span>
+            <span>{summaryDates(state.course, country)}</span>
           </span>
         ) : null
       }
@@ -98,7 +105,7 @@ export function CourseStep({ state, dispatch, number }: StepProps) {
                 className={styles.input}
                 type="date"
                 min={today}
-                max={toInputDate(addDays(todayStart(), 365))}
+                max={addDays(today, 365)}
                 value={input.start}
                 onChange={(e) => edit('start', e.target.value)}
                 {...field('start')}

@@ -34,7 +34,8 @@ export function OrderSummary(p: OrderSummaryProps) {
   }
   if (p.course) {
     rows.push(['Concurrent Students', String(p.course.studentsCount)]);
-    rows.push(['Course Dates', formatDateRange(p.course.startDate, p.course.endDate)]);
+    // In the course's country's time zone, as everywhere else (contract/src/dates.ts).
+    rows.push(['Course Dates', formatDateRange(p.course.startDate, p.course.endDate, p.country ?? '')]);
   }
   if (p.hours != null) rows.push(['Runtime', `${p.hours} hours`]);
   else if (p.loading) rows.push(['Runtime', <Spinner key="s" small label="Loading runtime" />]);

@@ -4,6 +4,7 @@ import { Spinner } from '../../components/Spinner';
 import { formatMoney } from '../../lib/format';
 import { saveOrder } from '../../lib/order';
 import type { SetupFlow, StepProps } from './flows';
+import { courseSummary } from './courseDates';
 import { amountOf } from './flowState';
 import { Step } from './Step';
 import styles from './Setup.module.css';
@@ -32,7 +33,7 @@ export function PayStep({ state, number, flow }: Props) {
         hours: state.runtime.hours,
         amount,
         payment_url: url,
-        ...(state.course ?? {}),
+        ...(state.course ? courseSummary(state.course, state.country) : {}),
       });
       window.location.assign(url);
     } catch {

@@ -1,9 +1,10 @@
-import { MAX_STUDENTS, MIN_STUDENTS } from '@hyperdesk/contract';
+import { addDays, courseTimeZone, dayInZone, endOfDay, isDay, MAX_STUDENTS, MIN_STUDENTS, startOfDay } from '@hyperdesk/contract';
 
 /**
- * Course details as the business setup handles them: dates are the local midnight of the chosen day (what a date
- * input means), and the course runs until the END of its end day, so a one-day course is possible and the end
- * date shown everywhere is the day the user picked.
+ * Course details as the business setup handles them. The date inputs pick days of the course's country (its time
+ * zone, contract/src/dates.ts), whatever zone the browser is in: the course starts at the midnight that begins its
+ * start day there and runs until the END of its end day there, so a one-day course is possible and the dates the
+ * setup, the checkout, the invitation e-mail and the dashboards show are the days the user picked.
  */
 
 export const REQUIRED = 'This field is required.';
@@ -16,35 +17,30 @@ export const TOO_LONG = 'A course can last at most one year.';
 const MAX_DAYS_AHEAD = 365;
 const MAX_COURSE_DAYS = 365;
 
-const pad = (n: number) => String(n).padStart(2, '0');
+export { addDays };
 
-/** `YYYY-MM-DD` of a moment, in local time (a date input's value). */
-export function toInputDate(ms: number): string {
-  const d = new Date(ms);
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+/** Today (`YYYY-MM-DD`) in the course's country. */
+export function todayIn(country: string, now = Date.now()): string {
+  return dayInZone(now, courseTimeZone(country));
 }
 
-/** Local midnight of a date input's value, or null when it is not a real date. */
-export function fromInputDate(value: string): number | null {
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
-  if (!m) return null;
-  const [y, mo, d] = [Number(m[1]), Number(m[2]) - 1, Number(m[3])];
-  const date = new Date(y, mo, d);
-  return date.getFullYear() === y && date.getMonth() === mo && date.getDate() === d ? date.getTime() : null;
+/** The instants of a course's days in its country: its start, the midnight its end day begins, and its end. */
+export function courseSpan(course: { startDay: string; endDay: string }, country: string): { startDate: number; endDate: number; expiresAt: number } {
+  const zone = courseTimeZone(country);
+  return {
+    startDate: startOfDay(course.startDay, zone) ?? NaN,
+    endDate: startOfDay(course.endDay, zone) ?? NaN,
+    expiresAt: endOfDay(course.endDay, zone) ?? NaN,
+  };
 }
 
-export function addDays(ms: number, days: number): number {
-  const d = new Date(ms);
-  return new Date(d.getFullYear(), d.getMonth(), d.getDate() + days).getTime();
-}
-
-export function todayStart(now = Date.now()): number {
-  return addDays(now, 0);
-}
-
-/** ExpiresAt of the order: the last millisecond of the end day (hours expire when the course ends). */
-export function courseEndsAt(endDate: number): number {
-  return addDays(endDate, 1) - 1;
+/** What the summaries show and the result pages keep of a course (spec §3 stored order data). */
+export function courseSummary(
+  course: { studentsCount: number; startDay: string; endDay: string },
+  country: string,
+): { studentsCount: number; startDate: number; endDate: number } {
+  const { startDate, endDate } = courseSpan(course, country);
+  return { studentsCount: course.studentsCount, startDate, endDate };
 }
 
 export interface CourseInput {
@@ -59,17 +55,22 @@ export interface CourseErrors {
   end?: string;
 }
 
-/** Spec §5: students required and 1–40; the date range required with today as its minimum. */
-export function validateCourse(input: CourseInput, now = Date.now()): { errors: CourseErrors; value: { studentsCount: number; startDate: number; endDate: number } | null } {
+/** Spec §5: students required and 1–40; the date range required with today (in the course's country) as its minimum. */
+export function validateCourse(
+  input: CourseInput,
+  country: string,
+  now = Date.now(),
+): { errors: CourseErrors; value: { studentsCount: number; startDay: string; endDay: string } | null } {
   const errors: CourseErrors = {};
   const raw = input.students.trim();
   const students = Number(raw);
   if (!raw) errors.students = REQUIRED;
   else if (!Number.isInteger(students) || students < MIN_STUDENTS || students > MAX_STUDENTS) errors.students = STUDENTS_RANGE;
 
-  const today = todayStart(now);
-  const start = fromInputDate(input.start);
-  const end = fromInputDate(input.end);
+  // Days compare as YYYY-MM-DD strings.
+  const today = todayIn(country, now);
+  const start = isDay(input.start) ? input.start : null;
+  const end = isDay(input.end) ? input.end : null;
   // A day before today cannot be picked (the inputs' min); typed in, it counts as not filled in (spec §5).
   if (start === null || start < today) errors.start = REQUIRED;
   else if (start > addDays(today, MAX_DAYS_AHEAD)) errors.start = START_TOO_LATE;
@@ -78,5 +79,5 @@ export function validateCourse(input: CourseInput, now = Date.now()): { errors: 
   else if (start !== null && !errors.start && end > addDays(start, MAX_COURSE_DAYS - 1)) errors.end = TOO_LONG;
 
   const ok = !errors.students && !errors.start && !errors.end;
-  return { errors, value: ok ? { studentsCount: students, startDate: start!, endDate: end! } : null };
+  return { errors, value: ok ? { studentsCount: students, startDay: start!, endDay: end! } : null };
 }

@@ -4,11 +4,11 @@ import type { CountryId, PlatformName } from '@hyperdesk/contract';
 /** The steps a setup can have; business flows add 'course' between platform and runtime (spec §2). */
 export type StepId = 'country' | 'platform' | 'course' | 'runtime' | 'pay';
 
-/** Concurrent students and the course's date range (epoch ms, local midnight) of a business order. */
+/** Concurrent students and the course's first and last day (`YYYY-MM-DD`, days of the course's country). */
 export interface CourseDetails {
   studentsCount: number;
-  startDate: number;
-  endDate: number;
+  startDay: string;
+  endDay: string;
 }
 
 /** One choice of the runtime step: hours shown, price kept for the summary and the pay button. */

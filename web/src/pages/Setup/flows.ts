@@ -4,7 +4,7 @@ import type { User } from '@hyperdesk/contract';
 import { packsForLocationQuery } from '../../api/catalog';
 import { packCostQuery, rechargePack, type CourseQuoteParams } from '../../api/courses';
 import { rechargeWallet } from '../../api/wallet';
-import { courseEndsAt } from './courseDates';
+import { courseSpan } from './courseDates';
 import { CourseStep } from './CourseStep';
 import type { RuntimeOption, SetupState, StepId, StepProps } from './flowState';
 
@@ -63,11 +63,12 @@ export const individualFlow: SetupFlow = {
 function courseQuote(state: SetupState): CourseQuoteParams | null {
   const { country, platform, course } = state;
   if (!country || !platform || !course) return null;
+  const span = courseSpan(course, country);
   return {
     Platform: platform,
     VMs: course.studentsCount,
-    StartAt: course.startDate,
-    ExpiresAt: courseEndsAt(course.endDate),
+    StartAt: span.startDate,
+    ExpiresAt: span.expiresAt,
     Region: country,
   };
 }

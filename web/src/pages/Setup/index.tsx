@@ -2,6 +2,7 @@ import { useReducer } from 'react';
 import { useAuth } from '../../auth/AuthProvider';
 import { AppLayout } from '../../components/AppLayout';
 import { CountryStep } from './CountryStep';
+import { courseSummary } from './courseDates';
 import { flowFor, type SetupFlow } from './flows';
 import { amountOf, initialSetup, setupReducer, type StepId } from './flowState';
 import { OrderSummary } from './OrderSummary';
@@ -46,7 +47,7 @@ function SetupPage({ flow }: { flow: SetupFlow }) {
           title="Summary"
           country={state.country}
           platform={state.platform}
-          course={state.course}
+          course={state.course && state.country ? courseSummary(state.course, state.country) : null}
           hours={state.runtime?.hours ?? null}
           total={amountOf(state)}
           empty="All your selections will be shown here"

@@ -1,0 +1,116 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
+import { launchBrowser, snap, startServer, uniqueEmail, type RunningServer } from '../harness';
+import { decodeQuotedPrintable, startInbox, type Inbox } from '../inbox';
+import { loginWithPopup, seedUser, type Account } from './auth-helpers';
+import { payOnCheckout, PAYING_CARD, step } from './buy-helpers';
+
+/**
+ * Classrooms an instructor can run (issue 22), in Chromium against the real server: course dates that read the same
+ * on every page and in the invitation e-mail, whatever the browser's time zone.
+ */
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const run = promisify(execFile);
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+let server: RunningServer;
+let browser: Browser;
+let inbox: Inbox;
+beforeAll(async () => {
+  inbox = await startInbox(decodeQuotedPrintable);
+  [server, browser] = await Promise.all([startServer({ SMTP_URL: inbox.url }), launchBrowser()]);
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+  await inbox?.close();
+});
+
+/** The operator CLI beside the running server (on PGlite it runs the command inside the server, found via DATA_DIR). */
+async function grantInstructor(email: string): Promise<void> {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'grant', email, 'instructor'], { cwd: ROOT, env: server.env });
+  expect(stdout).toContain('now has the instructor claim');
+}
+
+async function signIn(account: Account, options: BrowserContextOptions = {}): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options });
+  const page = await context.newPage();
+  await loginWithPopup(page, server.base, account.email, account.password);
+  return page;
+}
+
+/** `YYYY-MM-DD` plus days, in calendar arithmetic. */
+function plusDays(day: string, days: number): string {
+  const d = new Date(`${day}T00:00:00Z`);
+  d.setUTCDate(d.getUTCDate() + days);
+  return d.toISOString().slice(0, 10);
+}
+
+/** Spec §9's `DD Mon 'YY` of a `YYYY-MM-DD` day. */
+const specDate = (day: string) => `${day.slice(8, 10)} ${MONTHS[Number(day.slice(5, 7)) - 1]} '${day.slice(2, 4)}`;
+
+/** Text with its line breaks and runs of blanks as single spaces. */
+const flat = (text: string) => text.replace(/\s+/g, ' ');
+
+/** The mails the inbox received for `email`, waiting until there are at least `n`. */
+async function mailsTo(email: string, n = 1): Promise<string[]> {
+  await expect.poll(() => inbox.mails.filter((m) => m.to.includes(email)).length, { timeout: 30_000 }).toBeGreaterThanOrEqual(n);
+  return inbox.mails.filter((m) => m.to.includes(email)).map((m) => m.raw);
+}
+
+it("shows a German course's dates the same in the setup, checkout, result page, dashboard and invitation, from a browser on UTC", { timeout: 240_000 }, async () => {
+  const instructor = { name: 'Clara Zeit', email: uniqueEmail('tz-instructor'), password: 'timezone42' };
+  await seedUser(server.base, instructor);
+  await grantInstructor(instructor.email);
+  // A browser west of the course's country: its local end of the end day is already the next day in Berlin.
+  const teacher = await signIn(instructor, { timezoneId: 'UTC' });
+
+  await teacher.goto(`${server.base}/setup`);
+  await teacher.getByRole('heading', { level: 1, name: "Set up your company's Cloud Machines" }).waitFor({ timeout: 20_000 });
+  await teacher.getByLabel('Country', { exact: true }).selectOption({ label: 'Germany' });
+  await teacher.getByRole('button', { name: 'Confirm Country' }).click();
+  await teacher.getByRole('radio', { name: /Unreal Engine/ }).check();
+  await teacher.getByRole('button', { name: 'Confirm Platform' }).click();
+  const details = step(teacher, 'Set your Course Details');
+  const today = (await details.getByLabel('Start Date').getAttribute('min'))!;
+  const first = plusDays(today, 1);
+  const last = plusDays(today, 8);
+  const dates = `${specDate(first)} - ${specDate(last)}`;
+  await details.getByLabel('Concurrent Students').fill('2');
+  await details.getByLabel('Start Date').fill(first);
+  await details.getByLabel('End Date').fill(last);
+  await details.getByRole('button', { name: 'Confirm Details' }).click();
+  const summary = teacher.getByRole('complementary');
+  await summary.getByText('Concurrent Students').waitFor();
+  expect(flat(await summary.innerText())).toContain(`Course Dates ${dates}`);
+
+  const runtime = step(teacher, 'Choose your Runtime');
+  await runtime.getByRole('radio').first().check();
+  await teacher.getByRole('button', { name: 'Confirm Runtime' }).click();
+  await teacher.getByRole('button', { name: /^Pay .+ and get started$/ }).click();
+  await teacher.waitForURL(/\/checkout\//, { timeout: 20_000 });
+  expect(await teacher.getByLabel('Order summary').innerText()).toContain(dates);
+  await snap(teacher, 'roster-01-checkout-dates');
+  await payOnCheckout(teacher, PAYING_CARD);
+  await teacher.waitForURL(/\/success\?orderId=/, { timeout: 20_000 });
+  await expect.poll(() => teacher.getByText('Successful', { exact: true }).isVisible(), { timeout: 30_000 }).toBe(true);
+  expect(flat(await teacher.getByRole('complementary').innerText())).toContain(`Course Dates ${dates}`);
+
+  await teacher.goto(`${server.base}/dashboard`);
+  const card = teacher.getByRole('article');
+  await card.waitFor({ timeout: 30_000 });
+  expect(flat(await card.getByLabel('Course details').innerText())).toContain(`Course Dates ${dates}`);
+  expect(await card.getByRole('heading', { level: 2 }).innerText()).toBe(`Course ${specDate(first)}`);
+
+  const student = uniqueEmail('tz-student');
+  await card.getByLabel('Student list file (.csv or .txt)').setInputFiles({ name: 'students.txt', mimeType: 'text/plain', buffer: Buffer.from(`${student}\n`) });
+  await card.getByRole('button', { name: 'Upload List' }).click();
+  await card.getByRole('status').filter({ hasText: 'The student list was updated.' }).waitFor({ timeout: 20_000 });
+  const [mail] = await mailsTo(student);
+  expect(mail).toContain(`(${dates})`);
+});
