@@ -39,6 +39,9 @@ describe('sign-up', () => {
     expect(claims).toMatchObject({ sub: res.body.user.uid, email: email.toLowerCase(), name: 'Grace Hopper', instructor: false, admin: false });
     const cookieLine = res.headers.getSetCookie().find((l) => l.startsWith('hd_session='))!;
     expect(cookieLine).toMatch(/^hd_session=[0-9a-f-]{36}\.[\w-]{43}; Max-Age=2592000; Path=\/v1\/auth; HttpOnly; SameSite=Lax$/);
+    // Its non-secret marker, for the page to know a session may exist (never httpOnly, readable on every path).
+    const marker = res.headers.getSetCookie().find((l) => l.startsWith('hd_signed_in='))!;
+    expect(marker).toMatch(/^hd_signed_in=1; Max-Age=2592000; Path=\/; SameSite=Lax$/);
     const me = await s.call('GET', '/v1/user/me', { token: res.body.accessToken });
     expect(me.body).toEqual(res.body.user);
   });
@@ -195,7 +198,11 @@ describe('login, refresh and logout', () => {
     const out = await s.call('POST', '/v1/auth/logout', { headers: withCookie(u.cookie) });
     expect(out.status).toBe(204);
     expect(out.headers.getSetCookie().find((l) => l.startsWith('hd_session='))).toMatch(/^hd_session=; Max-Age=0; Path=\/v1\/auth; .*HttpOnly; SameSite=Lax/);
-    expect((await refresh(u.cookie)).status).toBe(401);
+    expect(out.headers.getSetCookie().find((l) => l.startsWith('hd_signed_in='))).toMatch(/^hd_signed_in=; Max-Age=0; Path=\/; /);
+    const refused = await refresh(u.cookie);
+    expect(refused.status).toBe(401);
+    // A refused refresh clears the marker too: the page stops asking.
+    expect(refused.headers.getSetCookie().find((l) => l.startsWith('hd_signed_in='))).toMatch(/^hd_signed_in=; Max-Age=0; Path=\/; /);
     expect((await s.call('POST', '/v1/auth/logout')).status).toBe(204); // without a cookie: nothing to do
   });
 

@@ -21,5 +21,7 @@ const ROOT = serverRoot();
 export const MIGRATIONS_DIR = path.join(ROOT, 'migrations');
 /** web/dist: the built SPA, beside the server folder. */
 export const WEB_DIST = path.resolve(ROOT, '../web/dist');
+/** server/assets: files the server sends itself (the favicon, for its own pages and browsers that ask /favicon.ico). */
+export const ASSETS_DIR = path.join(ROOT, 'assets');
 /** server/agent/agent.py: the streaming agent. */
 export const AGENT_SCRIPT = path.join(ROOT, 'agent/agent.py');

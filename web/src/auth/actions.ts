@@ -27,5 +27,5 @@ export async function signOut() {
   } catch {
     // Offline or already expired: nothing more to revoke from here, and the user asked to leave.
   }
-  session.set(null);
+  session.clear();
 }

@@ -20,6 +20,7 @@ function layout(title: string, body: string): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
+<link rel="icon" href="/favicon.ico" sizes="16x16 32x32 48x48">
 <title>${esc(title)} · Hyperdesk Checkout</title>
 <link rel="stylesheet" href="/checkout/assets/checkout.css">
 </head>

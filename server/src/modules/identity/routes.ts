@@ -20,7 +20,7 @@ import { BadRequest, HttpError } from '../../errors';
 import { authError, createIdentity, type SignedIn } from './service';
 import { isValidEmail, normalizeEmail } from './users';
 import { createLimiter, tooMany, type Limiter } from './ratelimit';
-import { SESSION_COOKIE, SESSION_COOKIE_PATH, SESSION_TTL_MS } from './sessions';
+import { SESSION_COOKIE, SESSION_COOKIE_PATH, SESSION_TTL_MS, SIGNED_IN_COOKIE } from './sessions';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -60,9 +60,18 @@ export async function identityRoutes(app: FastifyInstance, ctx: Ctx): Promise<vo
   // Plain http only on a loopback public URL (local development); everywhere else the cookie is Secure.
   const secure = !/^http:\/\/(localhost|127\.0\.0\.1)(:\d+)?$/.test(ctx.config.publicUrl);
   const cookieOptions = { path: SESSION_COOKIE_PATH, httpOnly: true, sameSite: 'lax' as const, secure };
+  const markerOptions = { path: '/', httpOnly: false, sameSite: 'lax' as const, secure };
+  const setCookies = (reply: FastifyReply, cookie: string) => {
+    reply.setCookie(SESSION_COOKIE, cookie, { ...cookieOptions, maxAge: SESSION_TTL_MS / 1000 });
+    reply.setCookie(SIGNED_IN_COOKIE, '1', { ...markerOptions, maxAge: SESSION_TTL_MS / 1000 });
+  };
+  const clearCookies = (reply: FastifyReply) => {
+    reply.clearCookie(SESSION_COOKIE, cookieOptions);
+    reply.clearCookie(SIGNED_IN_COOKIE, markerOptions);
+  };
 
   const send = (reply: FastifyReply, s: SignedIn, status = 200) => {
-    if (s.cookie) reply.setCookie(SESSION_COOKIE, s.cookie, { ...cookieOptions, maxAge: SESSION_TTL_MS / 1000 });
+    if (s.cookie) setCookies(reply, s.cookie);
     reply.header('cache-control', 'no-store');
     return reply.status(status).send(s.session);
   };
@@ -144,14 +153,14 @@ export async function identityRoutes(app: FastifyInstance, ctx: Ctx): Promise<vo
     try {
       return send(reply, await identity.refresh(cookieOf(req)));
     } catch (err) {
-      reply.clearCookie(SESSION_COOKIE, cookieOptions);
+      clearCookies(reply);
       throw err;
     }
   });
 
   r.post('/auth/logout', { schema: { tags: ['auth'] } }, async (req, reply) => {
     await identity.logout(cookieOf(req));
-    reply.clearCookie(SESSION_COOKIE, cookieOptions);
+    clearCookies(reply);
     return reply.status(204).send();
   });
 

@@ -6,6 +6,12 @@ import { sessions } from '../../db/schema/index';
 /** Refresh sessions: the httpOnly cookie holds `<sessionId>.<secret>`; the database keeps only sha256(secret). */
 export const SESSION_COOKIE = 'hd_session';
 export const SESSION_COOKIE_PATH = '/v1/auth';
+/**
+ * A non-secret companion of the session cookie, readable by the page (path /, not httpOnly): set and cleared with
+ * it, so the web app knows whether a refresh session may exist before calling /v1/auth/refresh (a signed-out visitor
+ * never makes that call). It grants nothing: the refresh still needs the httpOnly cookie.
+ */
+export const SIGNED_IN_COOKIE = 'hd_signed_in';
 export const SESSION_TTL_MS = 30 * 24 * 60 * 60_000;
 /** How long the previous secret still works after a rotation (two tabs refreshing at once share one cookie jar). */
 export const ROTATION_GRACE_MS = 60_000;
