@@ -8,10 +8,12 @@ import { launchBrowser, snap, startServer, uniqueEmail, type RunningServer } fro
 import { decodeQuotedPrintable, startInbox, type Inbox } from '../inbox';
 import { loginWithPopup, seedUser, type Account } from './auth-helpers';
 import { payOnCheckout, PAYING_CARD, step } from './buy-helpers';
+import { api } from './connect-helpers';
 
 /**
  * Classrooms an instructor can run (issue 22), in Chromium against the real server: course dates that read the same
- * on every page and in the invitation e-mail, whatever the browser's time zone.
+ * on every page and in the invitation e-mail, whatever the browser's time zone; invitation links that open the
+ * right account popup.
  */
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -42,6 +44,50 @@ async function signIn(account: Account, options: BrowserContextOptions = {}): Pr
   const page = await context.newPage();
   await loginWithPopup(page, server.base, account.email, account.password);
   return page;
+}
+
+/**
+ * An instructor with a paid German course of `vms` machines that has started (bought through the API and paid on
+ * the hosted checkout page), signed in on their dashboard.
+ */
+async function runningCourse(name: string, vms: number): Promise<{ account: Account; teacher: Page; token: string; packId: string }> {
+  const account = { name, email: uniqueEmail('instructor'), password: 'classroom42' };
+  await seedUser(server.base, account);
+  await grantInstructor(account.email);
+  const { accessToken: token } = await api(server.base, 'POST', '/v1/auth/login', undefined, { email: account.email, password: account.password });
+  const course = { Platform: 'Unreal Engine', VMs: vms, StartAt: Date.now() - 60_000, ExpiresAt: Date.now() + 7 * 86_400_000, Region: 'DE' };
+  const { prices } = await api(server.base, 'POST', '/v1/pack/cost', token, course);
+  const { url } = await api(server.base, 'POST', '/v1/pack/recharge', token, {
+    ...course,
+    TotalHours: 10,
+    Price: prices['10'],
+    success_url: `${server.base}/success`,
+    cancel_url: `${server.base}/failed`,
+  });
+  const teacher = await signIn(account);
+  await teacher.goto(url);
+  await payOnCheckout(teacher, PAYING_CARD);
+  await teacher.waitForURL(/\/success\?orderId=/, { timeout: 20_000 });
+  await teacher.goto(`${server.base}/dashboard`);
+  await teacher.getByRole('article').waitFor({ timeout: 30_000 });
+  const { balance } = await api(server.base, 'GET', '/v1/user/wallet/balance', token);
+  return { account, teacher, token, packId: balance[0].packId };
+}
+
+/** Replaces the course's student list through the upload call. */
+async function uploadList(token: string, packId: string, emails: string[]): Promise<void> {
+  const fd = new FormData();
+  fd.append('packId', packId);
+  fd.append('attachment', new Blob([emails.join('\n')]), 'students.txt');
+  const res = await fetch(`${server.base}/v1/pack/emails`, { method: 'POST', headers: { idtoken: token }, body: fd });
+  expect(res.status).toBe(200);
+}
+
+/** The landing page link of an invitation e-mail. */
+function invitationLink(mail: string): string {
+  const link = /https?:\/\/\S+\/\?(?:login|signup)=1&email=\S+/.exec(mail)?.[0];
+  expect(link).toBeTruthy();
+  return link!;
 }
 
 /** `YYYY-MM-DD` plus days, in calendar arithmetic. */
@@ -113,4 +159,44 @@ it("shows a German course's dates the same in the setup, checkout, result page, 
   await card.getByRole('status').filter({ hasText: 'The student list was updated.' }).waitFor({ timeout: 20_000 });
   const [mail] = await mailsTo(student);
   expect(mail).toContain(`(${dates})`);
+});
+
+it('an invitation link opens Sign Up for a new address and Login for an address with an account, the address filled in', { timeout: 180_000 }, async () => {
+  // The link invitations sent before carried: the Login popup opens.
+  const earlier = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  await earlier.goto(`${server.base}/?login=1`);
+  await expect.poll(() => earlier.getByRole('dialog', { name: 'Login' }).isVisible(), { timeout: 15_000 }).toBe(true);
+
+  const { token, packId } = await runningCourse('Lina Link', 1);
+  const member = { name: 'Mia Member', email: uniqueEmail('member'), password: 'member4242' };
+  await seedUser(server.base, member);
+  const newcomer = uniqueEmail('newcomer');
+  await uploadList(token, packId, [member.email, newcomer]);
+
+  // A new address: the Sign Up popup, with the invited address, and no address left in the address bar.
+  const visitor = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  await visitor.goto(invitationLink((await mailsTo(newcomer))[0]!));
+  const signup = visitor.getByRole('dialog', { name: 'Sign Up' });
+  await expect.poll(() => signup.isVisible(), { timeout: 15_000 }).toBe(true);
+  expect(await signup.getByLabel('Email', { exact: true }).inputValue()).toBe(newcomer);
+  expect(new URL(visitor.url()).search).toBe('');
+  await snap(visitor, 'roster-02-invitation-signup');
+
+  // An address with an account (its sign-up mail came first): the Login popup; logging in lands on the dashboard.
+  const memberMails = await mailsTo(member.email, 2);
+  const link = invitationLink(memberMails.find((m) => m.includes('invited to'))!);
+  expect(link).toContain('/?login=1&');
+  const returning = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  await returning.goto(link);
+  const login = returning.getByRole('dialog', { name: 'Login' });
+  await expect.poll(() => login.isVisible(), { timeout: 15_000 }).toBe(true);
+  expect(await login.getByLabel('Email', { exact: true }).inputValue()).toBe(member.email);
+  await snap(returning, 'roster-03-invitation-login');
+  await login.getByLabel('Password', { exact: true }).fill(member.password);
+  await login.getByRole('button', { name: 'Login', exact: true }).click();
+  await returning.waitForURL(`${server.base}/dashboard`, { timeout: 15_000 });
+
+  // Signed in already, the same link goes to the dashboard.
+  await returning.goto(link);
+  await returning.waitForURL(`${server.base}/dashboard`, { timeout: 15_000 });
 });

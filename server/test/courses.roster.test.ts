@@ -61,7 +61,8 @@ describe('POST /v1/pack/emails', () => {
     expect(res).toEqual({ status: 200, body: { added: 3, removed: 0, total: 3, invited: 3, notices: [], invalid: [] } });
     const mails = await s.app.ctx.db.select().from(mailOutbox).where(eq(mailOutbox.kind, 'course-invitation'));
     expect(mails.map((m) => m.toAddr).sort()).toEqual(['jane.doe@example.com', 'john.smith@example.com', 'siobhan.obrien@uni.example.ie']);
-    for (const m of mails) expect(m.bodyText).toContain(`${s.config.publicUrl}/?login=1`);
+    // New addresses: the link opens the Sign Up popup with the address filled in (issue 22).
+    for (const m of mails) expect(m.bodyText).toContain(`${s.config.publicUrl}/?signup=1&email=${encodeURIComponent(m.toAddr)}\n`);
 
     // A new upload replaces the list: one kept, two removed, one added (only the new one is invited).
     const again = await upload(instructor.token, { packId: courseId, name: 'list.txt', content: 'JANE.DOE@example.com\nnew.student@example.com\nnot-an-address@\n' });
@@ -71,6 +72,20 @@ describe('POST /v1/pack/emails', () => {
     const invited = await s.app.ctx.db.select().from(mailOutbox).where(eq(mailOutbox.toAddr, 'new.student@example.com'));
     expect(invited).toHaveLength(1);
     expect(await s.app.ctx.db.select().from(mailOutbox).where(eq(mailOutbox.toAddr, 'jane.doe@example.com'))).toHaveLength(1);
+  });
+
+  it("invites an address that has an account to log in, a new one to sign up, each with the address in the link", async () => {
+    const courseId = await paidCourse(instructor.p, 1);
+    const member = await user({ email: 'Has.Account+22@example.com' });
+    const res = await upload(instructor.token, { packId: courseId, content: `${member.p.email}\nno.account.yet@example.com\n` });
+    expect(res.body).toMatchObject({ added: 2, invited: 2 });
+    const text = async (to: string) => (await s.app.ctx.db.select().from(mailOutbox).where(eq(mailOutbox.toAddr, to)))[0]!.bodyText;
+    const login = await text('has.account+22@example.com');
+    expect(login).toContain(`${s.config.publicUrl}/?login=1&email=has.account%2B22%40example.com\n`);
+    expect(login).toContain('Log in with your account (has.account+22@example.com)');
+    const signup = await text('no.account.yet@example.com');
+    expect(signup).toContain(`${s.config.publicUrl}/?signup=1&email=no.account.yet%40example.com\n`);
+    expect(signup).toContain('Sign up with this e-mail address (no.account.yet@example.com)');
   });
 
   it('refuses other users, wrong files, oversize files and missing fields, leaving the roster alone', async () => {

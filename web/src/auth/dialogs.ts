@@ -6,12 +6,24 @@ import { useSyncExternalStore } from 'react';
  */
 export type AuthDialogName = 'login' | 'signup' | 'forgot';
 
+/** What a popup starts with when a link opened it (an invitation names the invited address). */
+export interface AuthDialogPrefill {
+  email?: string;
+}
+
 let current: AuthDialogName | null = null;
+let prefill: AuthDialogPrefill = {};
 const listeners = new Set<() => void>();
 
-export function openAuthDialog(name: AuthDialogName | null): void {
+export function openAuthDialog(name: AuthDialogName | null, values: AuthDialogPrefill = {}): void {
   current = name;
+  prefill = values;
   listeners.forEach((fn) => fn());
+}
+
+/** The values the open popup was opened with (read once, when it mounts). */
+export function authDialogPrefill(): AuthDialogPrefill {
+  return prefill;
 }
 
 export function closeAuthDialog(): void {

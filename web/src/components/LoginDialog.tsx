@@ -3,7 +3,7 @@ import { useNavigate } from 'react-router';
 import { AUTH_MESSAGES } from '@hyperdesk/contract';
 import { ApiError } from '../api/http';
 import { signIn } from '../auth/actions';
-import { closeAuthDialog, openAuthDialog } from '../auth/dialogs';
+import { authDialogPrefill, closeAuthDialog, openAuthDialog } from '../auth/dialogs';
 import { Dialog } from './Dialog';
 import { FormMessage } from './FormMessage';
 import { PasswordField, TextField } from './PasswordField';
@@ -13,7 +13,7 @@ import styles from './forms.module.css';
 /** Login popup (spec §2, §5: no client-side checks; §8 failure message). */
 export function LoginDialog({ open, onOpenChange }: { open: boolean; onOpenChange(open: boolean): void }) {
   const navigate = useNavigate();
-  const [email, setEmail] = useState('');
+  const [email, setEmail] = useState(() => authDialogPrefill().email ?? '');
   const [password, setPassword] = useState('');
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);

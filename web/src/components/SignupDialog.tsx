@@ -3,7 +3,7 @@ import { useNavigate } from 'react-router';
 import { AUTH_MESSAGES } from '@hyperdesk/contract';
 import { ApiError } from '../api/http';
 import { signUp } from '../auth/actions';
-import { closeAuthDialog, openAuthDialog } from '../auth/dialogs';
+import { authDialogPrefill, closeAuthDialog, openAuthDialog } from '../auth/dialogs';
 import { Captcha } from './Captcha';
 import { Dialog } from './Dialog';
 import { FormMessage } from './FormMessage';
@@ -30,7 +30,7 @@ function signupError(err: unknown): string {
 /** Sign Up popup (spec §2, §5, §8). */
 export function SignupDialog({ open, onOpenChange }: { open: boolean; onOpenChange(open: boolean): void }) {
   const navigate = useNavigate();
-  const [form, setForm] = useState({ name: '', email: '', password: '', confirmPassword: '' });
+  const [form, setForm] = useState(() => ({ name: '', email: authDialogPrefill().email ?? '', password: '', confirmPassword: '' }));
   const [captcha, setCaptcha] = useState<string | null>(null);
   const [captchaKey, setCaptchaKey] = useState(0);
   const [error, setError] = useState('');

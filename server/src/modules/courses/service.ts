@@ -278,10 +278,11 @@ export function createCoursesService(deps: CoursesDeps) {
         }
         if (added.length) await tx.insert(roster).values(added.map((email) => ({ courseId: course.id, email, addedAt: now }))).onConflictDoNothing();
         const plan = await planInvitations(tx, { courseId: course.id, instructorId: principal.uid, list: parsed.emails, added: new Set(added), now, dailyLimit: limit });
+        const members = await accountsAmong(tx, plan.send);
         for (const email of plan.send) {
           // The invitation proves the address too: its link verifies whoever holds (or signs up with) this e-mail.
           const verify = await issueVerificationLink(tx, { email, userId: null, now, publicUrl: deps.publicUrl, ttlMs: INVITE_VERIFY_TTL_MS });
-          await deps.mailer.enqueue(tx, invitation(email, course, principal.name, deps.publicUrl, verify));
+          await deps.mailer.enqueue(tx, invitation(email, course, principal.name, deps.publicUrl, verify, members.has(email)));
         }
         const summary = { added: added.length, removed: removed.length, total: after.size, invited: plan.send.length, notices: invitationNotices(plan, limit) };
         return { summary, lostAccess };
@@ -306,18 +307,36 @@ export function createCoursesService(deps: CoursesDeps) {
   };
 }
 
-function invitation(email: string, course: CourseRow, instructor: string, publicUrl: string, verifyLink: string): OutgoingMail {
+/** The addresses among `emails` that have an account (their invitation opens Login, the others' Sign Up). */
+async function accountsAmong(q: Queryable, emails: string[]): Promise<Set<string>> {
+  if (emails.length === 0) return new Set();
+  const rows = await q.select({ email: users.email }).from(users).where(inArray(users.email, emails));
+  return new Set(rows.map((r) => r.email));
+}
+
+/**
+ * The landing page link of an invitation: it opens the Sign Up popup for a new address, the Login popup for one that
+ * has an account, with the address filled in (web: pages/Landing/useAuthLink.ts).
+ */
+export function invitationLink(publicUrl: string, email: string, hasAccount: boolean): string {
+  return `${publicUrl}/?${hasAccount ? 'login' : 'signup'}=1&email=${encodeURIComponent(email)}`;
+}
+
+function invitation(email: string, course: CourseRow, instructor: string, publicUrl: string, verifyLink: string, hasAccount: boolean): OutgoingMail {
   const who = instructor.trim() || 'Your instructor';
   const dates = formatCourseDates(course.startAt, course.endAt, course.region);
-  const link = `${publicUrl}/?login=1`;
   const text = [
     'Hello,',
     '',
     `${who} added you to ${course.name} (${dates}) on Hyperdesk.`,
-    `Sign up or log in with this e-mail address (${email}) to use your course machine from Chrome:`,
-    link,
+    hasAccount
+      ? `Log in with your account (${email}) to use your course machine from Chrome:`
+      : `Sign up with this e-mail address (${email}) to use your course machine from Chrome:`,
+    invitationLink(publicUrl, email, hasAccount),
     '',
-    'Then open this link to confirm the address (once signed up; it works once, for 14 days):',
+    hasAccount
+      ? 'Then open this link to confirm the address (it works once, for 14 days):'
+      : 'Then open this link to confirm the address (once signed up; it works once, for 14 days):',
     verifyLink,
     '',
     'Your machine can be used once your instructor has started it.',

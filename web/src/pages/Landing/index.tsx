@@ -4,6 +4,7 @@ import { SiteFooter } from '../../components/SiteFooter';
 import { usePageMeta } from '../../content/meta';
 import { HeroArt, Icon, type IconName } from './art';
 import { GetStarted } from './GetStarted';
+import { useAuthLink } from './useAuthLink';
 import styles from './Landing.module.css';
 
 const TITLE = 'Hyperdesk — Unreal Engine cloud machines in your browser';
@@ -64,6 +65,7 @@ const USE_CASES: { id: string; icon: IconName; title: string; lead: string; poin
 /** The landing page (spec §2 Landing): hero, features, use cases and the call to action. */
 export default function Landing() {
   usePageMeta(TITLE, DESCRIPTION);
+  useAuthLink();
   return (
     <div className={styles.page}>
       <SiteHeader />
