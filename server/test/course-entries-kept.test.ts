@@ -103,7 +103,7 @@ describe('course entries kept between reads', () => {
 });
 
 describe('kept machines parts', () => {
-  const part = (nextExpiry: Date | null): MachinesPart => ({ leftMinutes: 1, status: 'offline', processingSince: null, stopReason: null, nextExpiry, machines: [] });
+  const part = (nextExpiry: Date | null): MachinesPart => ({ leftMinutes: 1, grantedMinutes: 1, status: 'offline', processingSince: null, stopReason: null, nextExpiry, machines: [] });
 
   it('offer a part only to a user whose last read had that course, and only until its first lot expires', () => {
     const parts = createMachinesParts();

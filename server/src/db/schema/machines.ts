@@ -58,5 +58,7 @@ export const ledgerLots = pgTable('ledger_lots', {
   expiresAt: ts('expires_at').notNull(),
   minutes: integer('minutes').notNull(),
   remaining: integer('remaining').notNull(),
+  /** Minutes operators added to the lot (positive adjustments, migration 0760): the total is minutes + added. */
+  added: integer('added').notNull().default(0),
   createdAt: ts('created_at').notNull(),
 });

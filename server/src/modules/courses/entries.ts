@@ -47,7 +47,7 @@ const hours = (minutes: number) => Math.round((minutes / 60) * 100) / 100;
 /**
  * A course's machines folded into what its entry shows (machines-part.ts): the least minutes left (the ledger's lot
  * remainders), the course state, the earliest processing start, the first stop reason, when the first lot runs out,
- * and each machine's seat number, name and state.
+ * each machine's seat number, name and state, and the least minutes granted to a machine.
  */
 function machinesPartJson(courseId: SQL, at: Date): SQL {
   return sql`select json_build_array(coalesce(min(coalesce(t.left_minutes, 0)), 0),
@@ -56,7 +56,8 @@ function machinesPartJson(courseId: SQL, at: Date): SQL {
       min(m.processing_since) filter (where m.observed = 'processing'),
       (array_agg(m.stop_reason order by m.seq) filter (where m.stop_reason is not null))[1],
       min(t.next_expiry),
-      coalesce(json_agg(json_build_array(m.seq, m.name, m.observed) order by m.seq), '[]'))
+      coalesce(json_agg(json_build_array(m.seq, m.name, m.observed) order by m.seq), '[]'),
+      coalesce(min(coalesce(t.granted_minutes, 0)), 0))
     from machines m
     left join ${liveLeftByMachine(sql`select cm.id from machines cm where cm.course_id = ${courseId}`, at)} t on t.machine_id = m.id
     where m.course_id = ${courseId}`;
@@ -107,6 +108,7 @@ function readMachinesPart(r: unknown[] | null): MachinesPart | null {
     stopReason: (r[3] as string | null) ?? null,
     nextExpiry: dateOrNull(r[4]),
     machines: (r[5] as unknown[][]).map((m) => ({ seq: Number(m[0]), name: String(m[1]), observed: m[2] as InstanceStatus })),
+    grantedMinutes: Number(r[6] ?? 0),
   };
 }
 
@@ -131,7 +133,9 @@ export function readCourses(json: unknown): CourseRow[] {
 
 /**
  * timeLeft of a course is the MINIMUM left across its machines: the runtime every seat still has (the first seat
- * to run out stops there). 0 once the course has ended (its hours expired with it).
+ * to run out stops there). 0 once the course has ended (its hours expired with it). totalHours is the hours bought
+ * per machine, or more where an operator added hours to every machine (the least granted to one machine): never
+ * below timeLeft, so the dashboard never reads "11.4 of 10 hours left".
  */
 function baseEntry(course: CourseRow, part: MachinesPart, at: Date) {
   const ended = at >= course.endAt;
@@ -141,7 +145,7 @@ function baseEntry(course: CourseRow, part: MachinesPart, at: Date) {
     packId: course.id,
     machineName: course.name,
     timeLeft: ended ? 0 : hours(part.leftMinutes),
-    totalHours: course.hoursPerMachine,
+    totalHours: Math.max(course.hoursPerMachine, hours(part.grantedMinutes)),
     vms: course.vms,
     instanceStatus: status,
     url: courseConnectUrl(course.id),

@@ -11,6 +11,8 @@ import type { InstanceStatus } from '@hyperdesk/contract';
 export interface MachinesPart {
   /** The least minutes left on any machine of the course (0 without machines). */
   leftMinutes: number;
+  /** The least minutes granted (bought plus added) to any machine's live lots: never below leftMinutes. */
+  grantedMinutes: number;
   /** online if any machine is, else processing if any is, else offline. */
   status: InstanceStatus;
   /** Earliest start of a machine in `processing`. */

@@ -39,7 +39,7 @@ export interface Adjustment {
 
 /**
  * An operator's correction, written as `adjustment` rows on live lots (so the remainders stay exact): added minutes
- * go to the latest-expiring live lot (timeLeft grows; totalHours stays what was bought), taken minutes come from the
+ * go to the latest-expiring live lot (timeLeft and totalHours grow: the lot's `added`, migration 0760), taken minutes come from the
  * earliest-expiring lots first, one row per lot touched (keys `key`, `key#2`, …). Refuses (RangeError) to take more
  * than is left or to add to a machine without live hours. Run inside the caller's transaction.
  */

@@ -24,7 +24,7 @@ export interface Ledger {
   debitMinute(q: Queryable, e: { machineId: string; key: string; at: Date }): Promise<{ debited: boolean; remainingMinutes: number }>;
   /** Minutes left (live lots, not expired at `at`). */
   remainingMinutes(q: Queryable, machineId: string, at: Date): Promise<number>;
-  /** Minutes ever credited to the machine's live (not yet expired) lots, for totalHours. */
+  /** Minutes ever granted to the machine's live (not yet expired) lots (bought plus added by operators), for totalHours. */
   liveCreditedMinutes(q: Queryable, machineId: string, at: Date): Promise<number>;
   /** Writes expiry entries for every lot past its expires_at with minutes left; idempotent (key expiry:<lotId>). */
   expireDue(at: Date): Promise<number>;
@@ -40,20 +40,22 @@ async function lockMachine(q: Queryable, machineId: string): Promise<void> {
 
 /**
  * For other modules' queries: a lateral subquery answering `left_minutes` (remainders) and `total_minutes`
- * (credited) of the live lots of the machine `machineId` (an SQL column expression). Reads lots only (an index).
+ * (granted: bought plus what operators added, migration 0760, so never less than what is left) of the live lots of
+ * the machine `machineId` (an SQL column expression). Reads lots only (an index).
  */
 export function liveLotsOf(machineId: SQL, at: Date): SQL {
-  return sql`(select coalesce(sum(l.remaining), 0)::int as left_minutes, coalesce(sum(l.minutes), 0)::int as total_minutes
+  return sql`(select coalesce(sum(l.remaining), 0)::int as left_minutes, coalesce(sum(l.minutes + l.added), 0)::int as total_minutes
     from ledger_lots l where l.machine_id = ${machineId} and l.expires_at > ${at.toISOString()}::timestamptz)`;
 }
 
 /**
  * Minutes left in the live lots of each machine selected by `machineIds` (a subquery), grouped in one pass: a table
  * to join a list of machines on `machine_id`, where a lookup per machine (liveLotsOf) costs one scan per row.
- * `next_expiry`: when the first of those lots with minutes left expires (the sum changes then).
+ * `granted_minutes` as liveLotsOf's total; `next_expiry`: when the first of those lots with minutes left expires (the
+ * sum changes then).
  */
 export function liveLeftByMachine(machineIds: SQL, at: Date): SQL {
-  return sql`(select l.machine_id, sum(l.remaining)::int as left_minutes,
+  return sql`(select l.machine_id, sum(l.remaining)::int as left_minutes, sum(l.minutes + l.added)::int as granted_minutes,
       min(l.expires_at) filter (where l.remaining > 0) as next_expiry from ledger_lots l
     where l.machine_id in (${machineIds}) and l.expires_at > ${at.toISOString()}::timestamptz group by l.machine_id)`;
 }
