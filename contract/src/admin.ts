@@ -53,6 +53,11 @@ export type FleetState = z.infer<typeof FleetState>;
 export const FleetQuery = AdminListQuery.extend({ state: FleetState.default('all') });
 export type FleetQuery = z.infer<typeof FleetQuery>;
 
+/** Who or what stopped a machine: its user, the course's instructor (Stop All), idle protection, its hours (used up or
+ * expired), the course's end, an operator (console stop, force stop, disabled account), or a start that failed. */
+export const StopKind = z.enum(['user', 'instructor', 'idle', 'hours', 'course-end', 'operator', 'failure']);
+export type StopKind = z.infer<typeof StopKind>;
+
 export const AdminMachine = z.object({
   id: z.string(),
   name: z.string(),
@@ -65,7 +70,10 @@ export const AdminMachine = z.object({
   minutesLeft: z.number().int(),
   provider: z.string().nullable(),
   onlineSince: Iso.nullable(),
+  /** The text the user was shown when it stopped (cleared by the next start). */
   stopReason: z.string().nullable(),
+  /** The machine's last stop: who or what, and when (kept across starts). */
+  lastStop: z.object({ by: StopKind, at: Iso }).nullable(),
   updatedAt: Iso,
 });
 export type AdminMachine = z.infer<typeof AdminMachine>;

@@ -2245,6 +2245,11 @@ export interface operations {
                             provider: string | null;
                             onlineSince: string | null;
                             stopReason: string | null;
+                            lastStop: {
+                                /** @enum {string} */
+                                by: "user" | "instructor" | "idle" | "hours" | "course-end" | "operator" | "failure";
+                                at: string;
+                            } | null;
                             updatedAt: string;
                         }[];
                         next: string | null;
@@ -2368,6 +2373,11 @@ export interface operations {
                         provider: string | null;
                         onlineSince: string | null;
                         stopReason: string | null;
+                        lastStop: {
+                            /** @enum {string} */
+                            by: "user" | "instructor" | "idle" | "hours" | "course-end" | "operator" | "failure";
+                            at: string;
+                        } | null;
                         updatedAt: string;
                     };
                 };

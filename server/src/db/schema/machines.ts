@@ -5,6 +5,8 @@ const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' 
 
 export type Desired = 'running' | 'stopped';
 export type Observed = 'offline' | 'processing' | 'online';
+/** Who or what stopped a machine last (migration 0761; the contract's StopKind). */
+export type StoppedBy = 'user' | 'instructor' | 'idle' | 'hours' | 'course-end' | 'operator' | 'failure';
 
 export const machines = pgTable('machines', {
   id: uuid('id').primaryKey(),
@@ -21,6 +23,8 @@ export const machines = pgTable('machines', {
   /** Last time the reconciler found the desktop answering (metering never charges past it plus a grace). */
   lastSeenAt: ts('last_seen_at'),
   stopReason: text('stop_reason'),
+  stoppedBy: text('stopped_by').$type<StoppedBy>(),
+  stoppedAt: ts('stopped_at'),
   provider: text('provider'),
   providerRef: jsonb('provider_ref'),
   lastStudentId: uuid('last_student_id'),

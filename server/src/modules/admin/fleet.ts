@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import type { AdminMachine, AdminMachinePage, FleetState } from '@hyperdesk/contract';
+import type { AdminMachine, AdminMachinePage, FleetState, StopKind } from '@hyperdesk/contract';
 import type { Queryable } from '../../db/client';
 import { liveLotsOf } from '../ledger/service';
 import { beforeTimeId, decodeCursor, iso, isoOrNull, likeOf, pageOf, userIdFilter, UUID_RE } from './cursor';
@@ -15,6 +15,8 @@ type Row = {
   provider: string | null;
   online_since: unknown;
   stop_reason: string | null;
+  stopped_by: StopKind | null;
+  stopped_at: unknown;
   updated_at: unknown;
   owner_id: string | null;
   owner_email: string | null;
@@ -37,6 +39,7 @@ const toMachine = (r: Row): AdminMachine => ({
   provider: r.provider,
   onlineSince: isoOrNull(r.online_since),
   stopReason: r.stop_reason,
+  lastStop: r.stopped_by ? { by: r.stopped_by, at: iso(r.stopped_at) } : null,
   updatedAt: iso(r.updated_at),
 });
 
@@ -51,7 +54,7 @@ const STATE: Record<FleetState, SQL> = {
 
 const select = (where: SQL, now: Date, tail: SQL = sql``) => sql`
   select m.id, m.created_at::text as k, m.name, m.region, m.platform, m.desired, m.observed, m.provider, m.online_since,
-    m.stop_reason, m.updated_at, o.id as owner_id, o.email as owner_email, c.id as course_id, c.name as course_name,
+    m.stop_reason, m.stopped_by, m.stopped_at, m.updated_at, o.id as owner_id, o.email as owner_email, c.id as course_id, c.name as course_name,
     i.email as instructor_email, t.left_minutes
   from machines m
   left join users o on o.id = m.owner_user_id

@@ -93,7 +93,7 @@ export function createAdmin(deps: AdminDeps) {
           await tx.update(users).set({ disabledAt: now }).where(and(eq(users.id, uid), isNull(users.disabledAt)));
           await revokeUserSessions(tx, uid, now);
           stopped = await machinesOf(tx, uid);
-          await deps.machines.requestStop(tx, stopped, ACCOUNT_DISABLED);
+          await deps.machines.requestStop(tx, stopped, ACCOUNT_DISABLED, 'operator');
           Object.assign(summary, { disabled: true, sessionsRevoked: before.activeSessions, machinesStopped: stopped.length });
         } else if (action === 'enable') {
           await tx.update(users).set({ disabledAt: null }).where(eq(users.id, uid));
@@ -118,13 +118,13 @@ export function createAdmin(deps: AdminDeps) {
           if (before.minutesLeft <= 0) throw new Conflict('This machine has no hours left; add hours first.', 'admin/no-hours');
           await deps.machines.requestStart(tx, [id]);
         } else if (action === 'stop') {
-          await deps.machines.requestStop(tx, [id], STOPPED_BY_OPERATOR);
+          await deps.machines.requestStop(tx, [id], STOPPED_BY_OPERATOR, 'operator');
         } else {
           // Whatever the desired state was (a stop already asked for but a desktop still up): stopped, re-driven now.
-          await tx.update(machines).set({ desired: 'stopped', stopReason: STOPPED_BY_OPERATOR, updatedAt: now }).where(eq(machines.id, id));
+          await tx.update(machines).set({ desired: 'stopped', stopReason: STOPPED_BY_OPERATOR, stoppedBy: 'operator', stoppedAt: now, updatedAt: now }).where(eq(machines.id, id));
         }
         const m = await machineOr404(tx, id);
-        const pick = (x: AdminMachine) => ({ desired: x.desired, observed: x.observed, minutesLeft: x.minutesLeft, stopReason: x.stopReason });
+        const pick = (x: AdminMachine) => ({ desired: x.desired, observed: x.observed, minutesLeft: x.minutesLeft, stopReason: x.stopReason, stoppedBy: x.lastStop?.by ?? null });
         await recordAudit(tx, actor, { action: `machine.${action}`, targetType: 'machine', targetId: id, before: pick(before), after: pick(m) }, now);
         return m;
       });

@@ -16,7 +16,7 @@ export interface ConnectDeps {
     endpointOf(machineId: string): Promise<Endpoint | null>;
     /** The machine's streaming agent socket, when one runs. */
     agentOf(machineId: string): Promise<Endpoint | null>;
-    requestStop(q: Queryable, machineIds: string[], reason?: string): Promise<void>;
+    requestStop(q: Queryable, machineIds: string[], reason?: string, by?: 'idle'): Promise<void>;
   };
   /** TURN relays and their secret (TURN_URLS, TURN_SECRET); without it, host candidates only. */
   turn?: TurnConfig;

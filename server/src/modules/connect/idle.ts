@@ -50,7 +50,7 @@ export function createIdleJob(deps: ConnectDeps, gateway: Gateway): Job {
       if (locked.length === 0) return false;
       const [again] = await runningMachines(tx).having(eq(machines.id, machineId));
       if (!again || now.getTime() - again.lastActivity < idleMs) return false;
-      await deps.machines.requestStop(tx, [machineId], deps.idleReason);
+      await deps.machines.requestStop(tx, [machineId], deps.idleReason, 'idle');
       return true;
     });
   }

@@ -38,7 +38,7 @@ export interface MeteringDeps {
   clock: Clock;
   log: { error(o: object, msg: string): void };
   /** Asks for the machines to stop (desired=stopped) with the reason the dashboard shows. */
-  stop(machineIds: string[], reason: string): Promise<void>;
+  stop(machineIds: string[], reason: string, by: 'hours' | 'course-end'): Promise<void>;
   intervalMs?: number;
 }
 
@@ -85,7 +85,7 @@ export function createMetering(deps: MeteringDeps): Metering {
       marks.delete(m.id);
       const expired = live === 0;
       const reason = m.courseId ? (expired ? COURSE_ENDED : COURSE_HOURS_USED_UP) : expired ? HOURS_EXPIRED : HOURS_USED_UP;
-      await deps.stop([m.id], reason);
+      await deps.stop([m.id], reason, reason === COURSE_ENDED ? 'course-end' : 'hours');
     }
   }
 

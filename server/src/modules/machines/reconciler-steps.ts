@@ -102,7 +102,7 @@ export async function fail(d: StepDeps, r: Row, reason: string): Promise<void> {
   const now = d.clock.now();
   const res = await d.db
     .update(machines)
-    .set({ desired: 'stopped', observed: 'offline', processingSince: null, onlineSince: null, stopReason: reason, updatedAt: now })
+    .set({ desired: 'stopped', observed: 'offline', processingSince: null, onlineSince: null, stopReason: reason, stoppedBy: 'failure', stoppedAt: now, updatedAt: now })
     .where(
       and(
         eq(machines.id, r.id),

@@ -36,7 +36,7 @@ export async function machinesRoutes(app: FastifyInstance, ctx: Ctx): Promise<vo
       if (terminate) {
         const [row] = await db.select({ id: machines.id }).from(machines).where(own);
         if (!row) throw new NotFound('Machine not found.');
-        await ctx.machines.requestStop(db, [packId]);
+        await ctx.machines.requestStop(db, [packId], undefined, 'user');
         return { status: 'STOPPED' as const, url };
       }
 

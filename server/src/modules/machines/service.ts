@@ -1,11 +1,12 @@
 import { and, eq, inArray, or, sql } from 'drizzle-orm';
 import type { Database, Queryable } from '../../db/client';
 import { machines } from '../../db/schema/index';
+import type { StoppedBy } from '../../db/schema/machines';
 import type { Clock } from '../../lib/clock';
 import type { Job } from '../../lib/jobs';
 import type { Ledger } from '../ledger/service';
 import { audienceOf, type Events } from './events';
-import { createMetering, type Metering } from './metering';
+import { COURSE_ENDED, createMetering, type Metering } from './metering';
 import { createReconciler, type Reconciler, type ReconcilerDeps } from './reconciler';
 import type { Endpoint, MachineProvider } from './providers/types';
 
@@ -15,8 +16,12 @@ export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 export interface Machines {
   /** desired=running; offline machines become processing (processing_since=now, stop_reason cleared). */
   requestStart(q: Queryable, machineIds: string[]): Promise<void>;
-  /** desired=stopped, with the reason the dashboard shows when the machine stopped on its own. */
-  requestStop(q: Queryable, machineIds: string[], reason?: string): Promise<void>;
+  /**
+   * desired=stopped, with the reason the dashboard shows when the machine stopped on its own, and who or what
+   * stopped it (`by`, kept for the operator console). Without `by` the machine's controller asked: its owner for a
+   * single machine, the instructor for a course machine, or the course's end when the reason says so.
+   */
+  requestStop(q: Queryable, machineIds: string[], reason?: string, by?: StoppedBy): Promise<void>;
   /** Where the gateway reaches the desktop; only while the machine is online. */
   endpointOf(machineId: string): Promise<Endpoint | null>;
   /** Where the machine's streaming agent listens (WebRTC signaling), when it is online and one runs. */
@@ -52,18 +57,20 @@ export function createMachines(deps: MachinesDeps): { machines: Machines; jobs: 
     }, 30);
   };
 
-  const requestStop = async (q: Queryable, machineIds: string[], reason?: string) => {
+  const requestStop = async (q: Queryable, machineIds: string[], reason?: string, by?: StoppedBy) => {
     const ids = machineIds.filter((id) => UUID.test(id));
     if (!ids.length) return;
+    const now = clock.now();
+    const controller = sql`case when ${machines.courseId} is null then 'user' when ${reason ?? null}::text = ${COURSE_ENDED} then 'course-end' else 'instructor' end`;
     const changed = await q
       .update(machines)
-      .set({ desired: 'stopped', stopReason: reason ?? null, updatedAt: clock.now() })
+      .set({ desired: 'stopped', stopReason: reason ?? null, stoppedBy: by ?? controller, stoppedAt: now, updatedAt: now })
       .where(and(inArray(machines.id, ids), eq(machines.desired, 'running')))
       .returning({ id: machines.id });
     if (changed.length) announce(changed.map((r) => r.id));
   };
 
-  const metering = createMetering({ db, ledger: deps.ledger, clock, log: deps.log, stop: (ids, reason) => requestStop(db, ids, reason) });
+  const metering = createMetering({ db, ledger: deps.ledger, clock, log: deps.log, stop: (ids, reason, by) => requestStop(db, ids, reason, by) });
   const reconciler = createReconciler({
     database,
     clock,

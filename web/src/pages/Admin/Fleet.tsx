@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { useInfiniteQuery } from '@tanstack/react-query';
-import { FleetState, type AdminMachine, type MachineAction } from '@hyperdesk/contract';
+import { FleetState, type AdminMachine, type MachineAction, type StopKind } from '@hyperdesk/contract';
 import { adminFleetQuery, runMachineAction } from '../../api/admin';
 import { ActionStatus, MachineCell, Badge, formatDate, formatMinutes, FilterSelect, Panel, SearchForm } from './parts';
 import { useAdminAction } from './useAction';
@@ -16,6 +16,27 @@ const STATE_LABEL: Record<FleetState, string> = {
   stopped: 'Desired: stopped',
 };
 const TONE = { online: 'good', processing: 'warn', offline: undefined } as const;
+const STOPPED_BY: Record<StopKind, string> = {
+  user: 'Stopped by its user',
+  instructor: 'Stopped by the instructor',
+  idle: 'Idle: nobody used it',
+  hours: 'Hours used up or expired',
+  'course-end': 'The course ended',
+  operator: 'Stopped by an operator',
+  failure: 'Failed to start',
+};
+
+/** Who or what stopped the machine last, when, and the text its user was shown (if any). */
+function LastStop({ m }: { m: AdminMachine }) {
+  if (!m.lastStop) return <td>never stopped</td>;
+  return (
+    <td>
+      {STOPPED_BY[m.lastStop.by]}
+      <span className={styles.sub}>{formatDate(m.lastStop.at)}</span>
+      {m.stopReason ? <span className={styles.sub}>“{m.stopReason}”</span> : null}
+    </td>
+  );
+}
 
 /** Fleet: every machine, its desired and observed state, hours left; start, stop, force stop. Refreshes every 5 s. */
 export default function Fleet() {
@@ -41,7 +62,7 @@ export default function Fleet() {
         what="machines"
         empty="No machine matches these filters."
         caption="Machines"
-        columns={['Machine', 'Owner or course', 'State', { label: 'Hours left', num: true }, 'Provider', 'Online since', 'Last stop reason', 'Actions']}
+        columns={['Machine', 'Owner or course', 'State', { label: 'Hours left', num: true }, 'Provider', 'Online since', 'Last stop', 'Actions']}
         row={(m) => (
           <tr key={m.id}>
             <MachineCell name={m.name} id={m.id} />
@@ -56,7 +77,7 @@ export default function Fleet() {
             <td className={styles.num}>{formatMinutes(m.minutesLeft)}</td>
             <td>{m.provider ?? '—'}</td>
             <td>{formatDate(m.onlineSince)}</td>
-            <td>{m.stopReason ?? '—'}</td>
+            <LastStop m={m} />
             <td>
               <div className={styles.actions}>
                 <button type="button" className={styles.small} disabled={action.pending || m.desired === 'running' || m.minutesLeft <= 0} onClick={() => act(m, 'start')}>
