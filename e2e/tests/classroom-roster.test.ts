@@ -6,14 +6,14 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import { launchBrowser, snap, startServer, uniqueEmail, type RunningServer } from '../harness';
 import { decodeQuotedPrintable, startInbox, type Inbox } from '../inbox';
-import { loginWithPopup, seedUser, type Account } from './auth-helpers';
+import { loginWithPopup, mailedLink, seedUser, type Account } from './auth-helpers';
 import { payOnCheckout, PAYING_CARD, step } from './buy-helpers';
 import { api } from './connect-helpers';
 
 /**
  * Classrooms an instructor can run (issue 22), in Chromium against the real server: course dates that read the same
  * on every page and in the invitation e-mail, whatever the browser's time zone; invitation links that open the
- * right account popup.
+ * right account popup; students who never see buying controls.
  */
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -89,6 +89,18 @@ function invitationLink(mail: string): string {
   expect(link).toBeTruthy();
   return link!;
 }
+
+/** An operator made with the README's `create-admin` line, signed in through the API: their id token. */
+async function operatorToken(): Promise<string> {
+  const email = uniqueEmail('operator');
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'create-admin', email, 'Olga Operator'], { cwd: ROOT, env: server.env });
+  const password = /Password: (\S+)/.exec(stdout)![1]!;
+  return (await api(server.base, 'POST', '/v1/auth/login', undefined, { email, password })).accessToken;
+}
+
+/** The connect tab's address for a balance entry (spec §7: base64 of JSON {url, role, packId, machineName}). */
+const connectHref = (e: { url: string; role: string; packId: string; machineName: string }) =>
+  `${server.base}/connect#${Buffer.from(JSON.stringify({ url: e.url, role: e.role, packId: e.packId, machineName: e.machineName })).toString('base64')}`;
 
 /** `YYYY-MM-DD` plus days, in calendar arithmetic. */
 function plusDays(day: string, days: number): string {
@@ -199,4 +211,45 @@ it('an invitation link opens Sign Up for a new address and Login for an address 
   // Signed in already, the same link goes to the dashboard.
   await returning.goto(link);
   await returning.waitForURL(`${server.base}/dashboard`, { timeout: 15_000 });
+});
+
+it('students see no buying controls: not while their address is unverified, not with their course, not when out of hours', { timeout: 180_000 }, async () => {
+  const { account: instructor, token, packId } = await runningCourse('Sam Seats', 1);
+  const student = { name: 'Stu Dent', email: uniqueEmail('student'), password: 'student4242' };
+  await seedUser(server.base, student);
+  await uploadList(token, packId, [student.email]);
+
+  // Unverified: the course is not shown yet, and nothing offers a purchase.
+  const page = await signIn(student);
+  await page.getByText('Your course appears here once you verify your e-mail address.').waitFor({ timeout: 20_000 });
+  const setupLink = page.locator('a[href="/setup"]');
+  await page.getByText('Your course machine will be listed here').or(page.getByRole('link', { name: 'Configure your Set up' })).waitFor();
+  expect(await page.getByRole('link', { name: 'Configure your Set up' }).count()).toBe(0);
+  expect(await setupLink.count()).toBe(0);
+  await snap(page, 'roster-04-student-unverified');
+
+  // Verified: the course with Connect only, no "Buy more hours".
+  await page.goto(await mailedLink(inbox, student.email, '/verify-email'));
+  await page.getByRole('heading', { level: 1, name: 'E-mail address verified' }).waitFor({ timeout: 20_000 });
+  await page.getByRole('link', { name: 'Go to Dashboard' }).click();
+  await page.getByRole('article').getByRole('button', { name: 'Connect' }).waitFor({ timeout: 20_000 });
+  await page.getByText('Connect once your Instructor has started the machines.').waitFor();
+  expect(await page.getByRole('link', { name: 'Buy more hours' }).count()).toBe(0);
+  expect(await setupLink.count()).toBe(0);
+  await snap(page, 'roster-05-student-course');
+
+  // The operator takes the course machine's hours: the student's connect tab asks them to see their Instructor.
+  const admin = await operatorToken();
+  const fleet = await api(server.base, 'GET', `/v1/admin/fleet?q=${encodeURIComponent(instructor.email)}`, admin);
+  expect(fleet.items).toHaveLength(1);
+  await api(server.base, 'POST', '/v1/admin/adjustments', admin, { machineId: fleet.items[0].id, minutes: -600, reason: 'Test: hours used up' });
+  const { accessToken } = await api(server.base, 'POST', '/v1/auth/login', undefined, { email: student.email, password: student.password });
+  const [entry] = (await api(server.base, 'GET', '/v1/user/wallet/balance', accessToken)).balance;
+  expect(entry.role).toBe('STUDENT');
+  const tab = await page.context().newPage();
+  await tab.goto(connectHref(entry));
+  await tab.getByRole('heading', { name: "You're out of hours" }).waitFor({ timeout: 20_000 });
+  await tab.getByText('Please ask your Instructor for more hours.').waitFor();
+  expect(await tab.getByRole('link', { name: 'Top up hours' }).count()).toBe(0);
+  await snap(tab, 'roster-06-student-out-of-hours');
 });

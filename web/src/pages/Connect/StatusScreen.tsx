@@ -8,6 +8,8 @@ const START_PROMISE_MS = 5 * 60_000;
 
 export interface StatusScreenProps {
   machineName: string;
+  /** The entry's role (spec §7 payload): students neither start machines nor buy hours. */
+  role: string;
   phase: Exclude<Phase, { kind: 'connected' }>;
   /** From the balance entry: when the current start began, and why the machine last stopped. */
   processingSince: string | null;
@@ -50,7 +52,8 @@ function StartCountdown({ since }: { since: string | null }) {
 }
 
 /** Every state of the connect tab other than a live desktop, each with a way forward. */
-export function StatusScreen({ machineName, phase, processingSince, stopReason, idleStopMinutes, onRetry }: StatusScreenProps) {
+export function StatusScreen({ machineName, role, phase, processingSince, stopReason, idleStopMinutes, onRetry }: StatusScreenProps) {
+  const student = role === 'STUDENT';
   const retry = (label = 'Try again') => (
     <button type="button" className={styles.primary} onClick={onRetry}>
       {label}
@@ -77,7 +80,7 @@ export function StatusScreen({ machineName, phase, processingSince, stopReason, 
       return (
         <Screen title="Your machine is offline" tone="warn">
           {stopReason ? <p className={styles.reason}>{stopReason}</p> : null}
-          <p>Start it from your dashboard, then connect again.</p>
+          <p>{student ? 'Please wait for your Instructor to start the machine, then connect again.' : 'Start it from your dashboard, then connect again.'}</p>
           <div className={styles.buttons}>
             {retry()}
             <Dashboard />
@@ -88,11 +91,18 @@ export function StatusScreen({ machineName, phase, processingSince, stopReason, 
       return (
         <Screen title="You're out of hours" tone="warn">
           <p className={styles.reason}>{phase.reason ?? stopReason ?? 'This machine has no runtime hours left.'}</p>
-          <p>You can top up anytime in case you run out.</p>
+          {student ? (
+            // Students do not buy hours (issue 22): their instructor does.
+            <p>Please ask your Instructor for more hours.</p>
+          ) : (
+            <p>You can top up anytime in case you run out.</p>
+          )}
           <div className={styles.buttons}>
-            <Link className={styles.primary} to="/setup">
-              Top up hours
-            </Link>
+            {student ? null : (
+              <Link className={styles.primary} to="/setup">
+                Top up hours
+              </Link>
+            )}
             <Dashboard />
           </div>
         </Screen>

@@ -133,6 +133,7 @@ function Desktop({ payload }: { payload: ConnectPayload }) {
           <div className={styles.overlay}>
             <StatusScreen
               machineName={payload.machineName}
+              role={payload.role}
               phase={phase}
               processingSince={entry?.processingSince ?? null}
               stopReason={entry?.stopReason ?? null}

@@ -1,9 +1,12 @@
 import { Link } from 'react-router';
+import { useQuery } from '@tanstack/react-query';
 import type { BalanceEntry } from '@hyperdesk/contract';
+import { emailVerificationQuery } from '../../api/auth';
+import { useAuth } from '../../auth/AuthProvider';
 import { AppLayout } from '../../components/AppLayout';
 import { Spinner } from '../../components/Spinner';
 import { DashboardSidebar } from './DashboardSidebar';
-import { EmptyState } from './EmptyState';
+import { EmptyState, StudentEmptyState } from './EmptyState';
 import { MachineList } from './MachineList';
 import { useBalance } from './useBalance';
 import { VerifyBanner } from './VerifyBanner';
@@ -12,6 +15,11 @@ import styles from './Dashboard.module.css';
 export default function Dashboard() {
   const balance = useBalance();
   const entries = balance.data;
+  // An address on a course list that is not verified yet has no entries: that user is a student waiting for their
+  // course, not someone to send to the setup (issue 22: students never see buying controls).
+  const { user } = useAuth();
+  const verification = useQuery({ ...emailVerificationQuery(user?.uid ?? ''), enabled: !!user });
+  const awaitingCourse = verification.data ? !verification.data.emailVerified && verification.data.rosterCourses > 0 : null;
 
   let body;
   if (balance.isPending) body = <Spinner label="Loading your machines" center />;
@@ -24,7 +32,8 @@ export default function Dashboard() {
         </button>
       </div>
     );
-  } else if (!entries?.length) body = <EmptyState />;
+  } else if (!entries?.length && awaitingCourse === null && verification.isPending) body = <Spinner label="Loading your machines" center />;
+  else if (!entries?.length) body = awaitingCourse ? <StudentEmptyState /> : <EmptyState />;
   else body = <MachineList entries={entries} />;
 
   return (
@@ -33,14 +42,21 @@ export default function Dashboard() {
       {entries?.length ? (
         <div className={styles.toolbar}>
           <p className={styles.toolbarText}>{toolbarText(entries)}</p>
-          <Link to="/setup" className={styles.secondary}>
-            Buy more hours
-          </Link>
+          {buysHours(entries) ? (
+            <Link to="/setup" className={styles.secondary}>
+              Buy more hours
+            </Link>
+          ) : null}
         </div>
       ) : null}
       {body}
     </AppLayout>
   );
+}
+
+/** Students use the machines their instructor bought: only a user with machines or courses of their own buys hours. */
+export function buysHours(entries: BalanceEntry[]): boolean {
+  return entries.some((e) => e.role !== 'STUDENT');
 }
 
 /** The hint above the list, for the roles the user's entries have. */
