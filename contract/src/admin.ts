@@ -180,10 +180,33 @@ export const AdjustmentAnswer = z.object({ machineId: z.string(), minutesLeft: z
 export type AdjustmentAnswer = z.infer<typeof AdjustmentAnswer>;
 
 // ---- Audit ----
+/**
+ * Filters of the audit log (each optional, all must hold): `actor` is part of an operator's e-mail, or `cli` /
+ * `cli:<os user>` for the operator CLI; `action` a prefix (`user.claim`, `mail.resend`); `target` a target's id, or
+ * part of a target user's e-mail. `q` still searches all of them at once.
+ */
+export const AuditQuery = AdminListQuery.extend({
+  actor: z.string().trim().max(200).optional(),
+  action: z.string().trim().max(100).optional(),
+  target: z.string().trim().max(200).optional(),
+});
+export type AuditQuery = z.infer<typeof AuditQuery>;
+/** The CSV export: every entry matching the same filters, newest first (not paginated). */
+export const AuditExportQuery = AuditQuery.omit({ after: true, limit: true });
+export type AuditExportQuery = z.infer<typeof AuditExportQuery>;
+
+/** Who acted: an operator's console account, or the operator CLI (`npm run admin`) run by an OS user. */
+export const AuditActor = z.object({
+  kind: z.enum(['console', 'cli']),
+  uid: z.string().nullable(),
+  email: z.string().nullable(),
+  osUser: z.string().nullable(),
+});
+export type AuditActor = z.infer<typeof AuditActor>;
 export const AuditEntry = z.object({
   id: z.string(),
   at: Iso,
-  actor: z.object({ uid: z.string(), email: z.string() }),
+  actor: AuditActor,
   action: z.string(),
   targetType: z.string(),
   targetId: z.string(),

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { decodeJwt } from 'jose';
@@ -155,6 +155,24 @@ describe('admin CLI beside a running server on PGlite', () => {
 
     const verified = await admin(dataDir, ['verify-ledger']);
     expect(verified).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Ledger OK/) });
+
+    // The console's Audit page shows what the CLI did: actor `cli` and the OS user who ran it.
+    const created = await admin(dataDir, ['create-admin', 'ops@school.edu', 'Ops Team']);
+    expect(created.code, created.stderr).toBe(0);
+    const opsPassword = /^Password: (\S+)$/m.exec(created.stdout)![1]!;
+    const ops = await call(server.base, 'POST', '/v1/auth/login', { body: { email: 'ops@school.edu', password: opsPassword } });
+    const audit = await call(server.base, 'GET', '/v1/admin/audit?actor=cli', { headers: { idtoken: ops.body.accessToken } });
+    expect(audit.status).toBe(200);
+    const osUser = userInfo().username;
+    expect(audit.body.items.map((e: { action: string }) => e.action)).toEqual(['user.create-admin', 'hours.adjust', 'user.claim.instructor.grant']);
+    expect(audit.body.items[2]).toMatchObject({
+      actor: { kind: 'cli', uid: null, email: null, osUser },
+      targetType: 'user',
+      targetId: login.body.user.uid,
+      before: { email, instructor: false },
+      after: { email, instructor: true },
+    });
+    expect(audit.body.items[1]).toMatchObject({ targetId: machineId, before: { minutesLeft: 120 }, after: { minutesLeft: 165, minutes: 45 } });
 
     expect(await server.stop()).toBe(0);
     expect(existsSync(path.join(dataDir, LOCK_FILE))).toBe(false);

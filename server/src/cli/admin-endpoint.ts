@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { Database } from '../db/client';
 import { ADMIN_SECRET_FILE } from '../lib/datadir-lock';
 import { CliError, runAdmin } from './commands';
+import { cleanOsUser } from './os-user';
 
 const MAX_BODY = 16 * 1024;
 
@@ -36,16 +37,19 @@ export async function startAdminEndpoint(opts: { dataDir: string; database: Data
     if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) return reply(401, { error: 'bad admin secret' });
     if (req.method !== 'POST' || req.url !== '/admin/run') return reply(404, { error: 'not found' });
     let args: string[];
+    let osUser: string;
     try {
-      const body = JSON.parse(await readBody(req)) as { args?: unknown };
+      const body = JSON.parse(await readBody(req)) as { args?: unknown; osUser?: unknown };
       if (!Array.isArray(body.args) || !body.args.every((a) => typeof a === 'string')) throw new Error('args');
       args = body.args;
+      // The CLI names the OS user who ran it (the audit log's actor); the secret already proved it may run commands.
+      osUser = cleanOsUser(body.osUser);
     } catch {
-      return reply(400, { error: 'expected {"args": string[]}' });
+      return reply(400, { error: 'expected {"args": string[], "osUser": string}' });
     }
     try {
-      const lines = await runAdmin(args, opts.database);
-      opts.log.info({ command: args[0] }, 'admin command run through the admin endpoint');
+      const lines = await runAdmin(args, opts.database, { actor: { kind: 'cli', osUser } });
+      opts.log.info({ command: args[0], osUser }, 'admin command run through the admin endpoint');
       return reply(200, { ok: true, lines });
     } catch (err) {
       const message = err instanceof CliError ? err.message : `admin: ${(err as Error).message}`;

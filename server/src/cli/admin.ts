@@ -19,6 +19,8 @@ import { openDatabase } from '../db/client';
 import { migrate } from '../db/migrate';
 import { ADMIN_SECRET_FILE, describeHolder, tryAcquire, type LockInfo } from '../lib/datadir-lock';
 import { CliError, parseCommand, runAdmin } from './commands';
+import type { CliActor } from '../modules/admin/audit';
+import { invokingOsUser } from './os-user';
 
 export { CliError, parseCommand, runAdmin, USAGE, type Command } from './commands';
 
@@ -31,6 +33,8 @@ async function main() {
     process.exit(1);
   }
   const args = process.argv.slice(2).filter((a) => a !== '--');
+  // Who ran it, for the audit log: read before becoming the data dir's owner below.
+  const actor: CliActor = { kind: 'cli', osUser: invokingOsUser() };
   actAsDataDirOwner(config.dataDir);
   try {
     parseCommand(args);
@@ -40,7 +44,7 @@ async function main() {
   }
   let code = 0;
   try {
-    const lines = config.DATABASE_URL ? await runOnDatabase(config, args) : await runEmbedded(config, args);
+    const lines = config.DATABASE_URL ? await runOnDatabase(config, args, actor) : await runEmbedded(config, args, actor);
     for (const line of lines) console.log(line);
   } catch (err) {
     console.error(err instanceof CliError ? err.message : `admin: ${(err as Error).message}`);
@@ -68,11 +72,11 @@ function actAsDataDirOwner(dataDir: string): void {
   process.setuid?.(st.uid);
 }
 
-async function runOnDatabase(config: Config, args: string[]): Promise<string[]> {
+async function runOnDatabase(config: Config, args: string[], actor: CliActor): Promise<string[]> {
   const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.dataDir });
   try {
     await migrate(database);
-    return await runAdmin(args, database);
+    return await runAdmin(args, database, { actor });
   } finally {
     await database.close();
   }
@@ -82,21 +86,21 @@ async function runOnDatabase(config: Config, args: string[]): Promise<string[]> 
 const WAIT_MS = 30_000;
 
 /** Embedded database: through the running server when DATA_DIR's lock names one, else itself under that lock. */
-async function runEmbedded(config: Config, args: string[]): Promise<string[]> {
+async function runEmbedded(config: Config, args: string[], actor: CliActor): Promise<string[]> {
   const deadline = Date.now() + WAIT_MS;
   let told = false;
   for (;;) {
     const r = tryAcquire(config.dataDir, 'cli');
     if (r.ok) {
       try {
-        return await runOnDatabase(config, args);
+        return await runOnDatabase(config, args, actor);
       } finally {
         r.lock.release();
       }
     }
     const h = r.holder;
     if (h.role === 'server' && h.adminPort) {
-      const answer = await throughServer(config.dataDir, h, args);
+      const answer = await throughServer(config.dataDir, h, args, actor);
       if (answer) return answer;
     }
     if (Date.now() >= deadline) {
@@ -111,7 +115,7 @@ async function runEmbedded(config: Config, args: string[]): Promise<string[]> {
 }
 
 /** Runs the command in the server named by the lock; null when it cannot be reached (it is starting or just died). */
-async function throughServer(dataDir: string, h: LockInfo, args: string[]): Promise<string[] | null> {
+async function throughServer(dataDir: string, h: LockInfo, args: string[], actor: CliActor): Promise<string[] | null> {
   const secretFile = path.join(dataDir, ADMIN_SECRET_FILE);
   let secret: string;
   try {
@@ -126,7 +130,7 @@ async function throughServer(dataDir: string, h: LockInfo, args: string[]): Prom
     res = await fetch(`http://127.0.0.1:${h.adminPort}/admin/run`, {
       method: 'POST',
       headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ args }),
+      body: JSON.stringify({ args, osUser: actor.osUser }),
       signal: AbortSignal.timeout(120_000),
     });
   } catch (err) {

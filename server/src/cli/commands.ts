@@ -8,6 +8,8 @@ import type { Database, Db } from '../db/client';
 import { machines, users } from '../db/schema/index';
 import { adjust, verifyLedger } from '../modules/ledger/service';
 import { CLAIMS, findUserByEmail, insertUser, isValidEmail, listUsers, normalizeEmail, setClaim, type Claim } from '../modules/identity/users';
+import { recordAudit, type CliActor } from '../modules/admin/audit';
+import { invokingOsUser } from './os-user';
 
 export const USAGE = `Usage: npm run admin -- <command>
   grant <email> instructor|admin
@@ -56,21 +58,37 @@ export function parseCommand(args: string[]): Command {
   throw new CliError(USAGE);
 }
 
-/** Runs one command and returns the lines to print; throws CliError for a usage or lookup problem. */
-export async function runAdmin(args: string[], database: Database, now = new Date()): Promise<string[]> {
+export interface RunOptions {
+  /** Who runs the command, for the audit log; this process's OS user when not given (the admin endpoint passes the CLI's). */
+  actor?: CliActor;
+  now?: Date;
+}
+
+/**
+ * Runs one command and returns the lines to print; throws CliError for a usage or lookup problem. Every command that
+ * changes something writes its audit row (actor `cli` and the OS user) in the same transaction as the change, so
+ * the console's Audit page shows CLI actions beside the console's own.
+ */
+export async function runAdmin(args: string[], database: Database, opts: RunOptions = {}): Promise<string[]> {
   const c = parseCommand(args);
   const db = database.db;
+  const now = opts.now ?? new Date();
+  const actor: CliActor = opts.actor ?? { kind: 'cli', osUser: invokingOsUser() };
   switch (c.cmd) {
     case 'grant':
     case 'revoke': {
-      const before = await findUserByEmail(db, c.email);
-      if (before && before[c.claim] === (c.cmd === 'grant')) {
-        return [`${before.email} ${c.cmd === 'grant' ? 'already has' : 'does not have'} the ${c.claim} claim; nothing changed.`];
-      }
-      const row = await setClaim(db, c.email, c.claim, c.cmd === 'grant');
-      if (!row) throw new CliError(`No user with the e-mail ${normalizeEmail(c.email)}.`);
-      const verb = c.cmd === 'grant' ? 'now has' : 'no longer has';
-      return [`${row.email} ${verb} the ${c.claim} claim (it applies from the user's next token refresh).`];
+      const value = c.cmd === 'grant';
+      const outcome = await db.transaction(async (tx) => {
+        const before = await findUserByEmail(tx, c.email);
+        if (before && before[c.claim] === value) return { unchanged: before.email };
+        const row = await setClaim(tx, c.email, c.claim, value);
+        if (!row) throw new CliError(`No user with the e-mail ${normalizeEmail(c.email)}.`);
+        await recordAudit(tx, actor, { action: `user.claim.${c.claim}.${c.cmd}`, targetType: 'user', targetId: row.id, before: { email: row.email, [c.claim]: !value }, after: { email: row.email, [c.claim]: value } }, now);
+        return { changed: row.email };
+      });
+      if ('unchanged' in outcome) return [`${outcome.unchanged} ${value ? 'already has' : 'does not have'} the ${c.claim} claim; nothing changed.`];
+      const verb = value ? 'now has' : 'no longer has';
+      return [`${outcome.changed} ${verb} the ${c.claim} claim (it applies from the user's next token refresh).`];
     }
     case 'list': {
       const rows = await listUsers(db);
@@ -94,18 +112,27 @@ export async function runAdmin(args: string[], database: Database, now = new Dat
     }
     case 'create-admin': {
       const password = randomBytes(12).toString('base64url');
-      const created = await insertUser(db, { email: c.email, displayName: c.name, password, admin: true, verified: true, now });
-      if (created) return [`Created admin ${created.email}.`, `Password: ${password}`, 'Change it after the first login.'];
-      const row = await setClaim(db, c.email, 'admin', true);
-      return [`${row!.email} already had an account; it now has the admin claim.`];
+      return db.transaction(async (tx) => {
+        const created = await insertUser(tx, { email: c.email, displayName: c.name, password, admin: true, verified: true, now });
+        if (created) {
+          await recordAudit(tx, actor, { action: 'user.create-admin', targetType: 'user', targetId: created.id, after: { email: created.email, displayName: created.displayName, admin: true } }, now);
+          return [`Created admin ${created.email}.`, `Password: ${password}`, 'Change it after the first login.'];
+        }
+        const before = await findUserByEmail(tx, c.email);
+        const row = (await setClaim(tx, c.email, 'admin', true))!;
+        if (!before?.admin) {
+          await recordAudit(tx, actor, { action: 'user.claim.admin.grant', targetType: 'user', targetId: row.id, before: { email: row.email, admin: false }, after: { email: row.email, admin: true } }, now);
+        }
+        return [`${row.email} already had an account; it now has the admin claim.`];
+      });
     }
     case 'adjust-hours':
-      return adjustHours(db, c);
+      return adjustHours(db, c, actor, now);
   }
 }
 
 /** adjust-hours: finds the machine (by id, or the user's only machine of their own), writes the adjustment, reports. */
-async function adjustHours(db: Db, c: Extract<Command, { cmd: 'adjust-hours' }>): Promise<string[]> {
+async function adjustHours(db: Db, c: Extract<Command, { cmd: 'adjust-hours' }>, actor: CliActor, now: Date): Promise<string[]> {
   let machine: { id: string; name: string } | undefined;
   if (UUID.test(c.target)) {
     [machine] = await db.select({ id: machines.id, name: machines.name }).from(machines).where(eq(machines.id, c.target));
@@ -126,7 +153,11 @@ async function adjustHours(db: Db, c: Extract<Command, { cmd: 'adjust-hours' }>)
   }
   const target = machine;
   const result = await db
-    .transaction((tx) => adjust(tx, { machineId: target.id, minutes: c.minutes, reason: c.reason, key: `admin-cli:${randomUUID()}` }))
+    .transaction(async (tx) => {
+      const r = await adjust(tx, { machineId: target.id, minutes: c.minutes, reason: c.reason, key: `admin-cli:${randomUUID()}`, at: now });
+      await recordAudit(tx, actor, { action: 'hours.adjust', targetType: 'machine', targetId: target.id, before: { minutesLeft: r.remainingMinutes - c.minutes }, after: { minutesLeft: r.remainingMinutes, minutes: c.minutes, reason: c.reason } }, now);
+      return r;
+    })
     .catch((err: unknown) => {
       if (err instanceof RangeError) throw new CliError(`Nothing changed: ${err.message}.`);
       throw err;

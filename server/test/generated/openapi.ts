@@ -654,8 +654,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The audit log of operator actions */
+        /** The audit log of operator and CLI actions, filtered by actor, action and target */
         get: operations["getAdminAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/audit.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The audit log as CSV (every entry matching the filters) */
+        get: operations["getAdminAuditCsv"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3156,6 +3173,9 @@ export interface operations {
                 after?: string;
                 limit?: number;
                 q?: string;
+                actor?: string;
+                action?: string;
+                target?: string;
             };
             header?: never;
             path?: never;
@@ -3174,8 +3194,11 @@ export interface operations {
                             id: string;
                             at: string;
                             actor: {
-                                uid: string;
-                                email: string;
+                                /** @enum {string} */
+                                kind: "console" | "cli";
+                                uid: string | null;
+                                email: string | null;
+                                osUser: string | null;
                             };
                             action: string;
                             targetType: string;
@@ -3249,6 +3272,67 @@ export interface operations {
             };
             /** @description Default Response */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        code?: string;
+                        reqId: string;
+                    };
+                };
+            };
+        };
+    };
+    getAdminAuditCsv: {
+        parameters: {
+            query?: {
+                q?: string;
+                actor?: string;
+                action?: string;
+                target?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        code?: string;
+                        reqId: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        code?: string;
+                        reqId: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -18,7 +18,7 @@ import {
   type MachineAction,
   type UserAction,
 } from '@hyperdesk/contract';
-import { request } from './http';
+import { download, request } from './http';
 
 /** The operator console's calls (/v1/admin/*). Lists are keyset pages: TanStack's infinite queries follow `next`. */
 
@@ -49,7 +49,19 @@ export const adminOrdersQuery = (q: string, status: string) => pages('orders', '
 export const adminCoursesQuery = (q: string) => pages('courses', '/v1/admin/courses', AdminCoursePage, { q });
 export const adminMessagesQuery = (q: string, source: string) => pages('messages', '/v1/admin/messages', AdminMessagePage, { q, source });
 export const adminAdjustmentsQuery = (q: string) => pages('adjustments', '/v1/admin/adjustments', AdminAdjustmentPage, { q });
-export const adminAuditQuery = (q: string) => pages('audit', '/v1/admin/audit', AuditPage, { q });
+export interface AuditFilters {
+  actor?: string;
+  action?: string;
+  target?: string;
+}
+export const adminAuditQuery = (f: AuditFilters) => pages('audit', '/v1/admin/audit', AuditPage, { ...f });
+
+/** The audit log as CSV with the same filters (every matching entry, not one page). */
+export function downloadAuditCsv(f: AuditFilters) {
+  const qs = new URLSearchParams();
+  for (const [k, v] of Object.entries(f)) if (v) qs.set(k, v);
+  return download(`/v1/admin/audit.csv?${qs}`);
+}
 
 export const setUserClaim = (uid: string, claim: AdminClaim, value: boolean) =>
   request('POST', `/v1/admin/users/${encodeURIComponent(uid)}/claims`, { body: { claim, value }, schema: AdminUser });

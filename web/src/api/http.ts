@@ -29,6 +29,33 @@ export async function request<S extends z.ZodType | undefined = undefined>(
   path: string,
   opts: RequestOptions<S> = {},
 ): Promise<S extends z.ZodType ? z.infer<S> : unknown> {
+  const res = await call(method, path, opts);
+  const text = await res.text();
+  let data: unknown = undefined;
+  try {
+    data = text ? JSON.parse(text) : undefined;
+  } catch {
+    /* non-JSON answer */
+  }
+  if (!res.ok) {
+    const err = (data ?? {}) as { message?: string; code?: string };
+    throw new ApiError(res.status, err.message ?? `Request failed (${res.status})`, err.code);
+  }
+  return (opts.schema ? opts.schema.parse(data) : data) as never;
+}
+
+/** A file the server makes for the signed-in user (a CSV export): its bytes and the name it suggests. */
+export async function download(path: string): Promise<{ blob: Blob; filename: string }> {
+  const res = await call('GET', path, {});
+  if (!res.ok) {
+    const err = ((await res.json().catch(() => undefined)) ?? {}) as { message?: string; code?: string };
+    throw new ApiError(res.status, err.message ?? `Request failed (${res.status})`, err.code);
+  }
+  const filename = /filename="([^"]+)"/.exec(res.headers.get('content-disposition') ?? '')?.[1] ?? 'download';
+  return { blob: await res.blob(), filename };
+}
+
+async function call(method: string, path: string, opts: RequestOptions<z.ZodType | undefined>): Promise<Response> {
   const send = async () => {
     const headers: Record<string, string> = {};
     if (!opts.anonymous) {
@@ -45,16 +72,5 @@ export async function request<S extends z.ZodType | undefined = undefined>(
   };
   let res = await send();
   if (res.status === 401 && !opts.anonymous && (await session.refresh())) res = await send();
-  const text = await res.text();
-  let data: unknown = undefined;
-  try {
-    data = text ? JSON.parse(text) : undefined;
-  } catch {
-    /* non-JSON answer */
-  }
-  if (!res.ok) {
-    const err = (data ?? {}) as { message?: string; code?: string };
-    throw new ApiError(res.status, err.message ?? `Request failed (${res.status})`, err.code);
-  }
-  return (opts.schema ? opts.schema.parse(data) : data) as never;
+  return res;
 }

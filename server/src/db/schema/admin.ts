@@ -6,8 +6,11 @@ const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' 
 export const adminAudit = pgTable('admin_audit', {
   id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
   at: ts('at').notNull().defaultNow(),
-  actorId: uuid('actor_id').notNull(),
-  actorEmail: text('actor_email').notNull(),
+  /** 'console': an operator's account (actor_id, actor_email); 'cli': the operator CLI run by actor_os_user. */
+  actorKind: text('actor_kind').$type<'console' | 'cli'>().notNull().default('console'),
+  actorId: uuid('actor_id'),
+  actorEmail: text('actor_email'),
+  actorOsUser: text('actor_os_user'),
   action: text('action').notNull(),
   targetType: text('target_type').notNull(),
   targetId: text('target_id').notNull(),

@@ -13,7 +13,9 @@ import {
   AdminOrderPage,
   AdminUser,
   AdminUserPage,
+  AuditExportQuery,
   AuditPage,
+  AuditQuery,
   ClaimBody,
   ErrorBody,
   FleetQuery,
@@ -28,7 +30,7 @@ import { principalOf } from '../../http/auth';
 import { Forbidden } from '../../errors';
 import { createIdentity } from '../identity/service';
 import { createAdmin } from './service';
-import { listAudit } from './audit';
+import { auditCsv, listAudit } from './audit';
 import { listUsers } from './users';
 import { listFleet } from './fleet';
 import { listAdjustments, listCourses, listMessages, listOrders } from './lists';
@@ -101,8 +103,20 @@ export async function adminRoutes(v1: FastifyInstance, ctx: Ctx): Promise<void> 
         admin.adjustHours(principalOf(req), req.body),
       );
 
-      r.get('/audit', { schema: { tags, summary: 'The audit log of operator actions', querystring: AdminListQuery, response: { 200: AuditPage, ...errors } } }, async (req) =>
+      r.get('/audit', { schema: { tags, summary: 'The audit log of operator and CLI actions, filtered by actor, action and target', querystring: AuditQuery, response: { 200: AuditPage, ...errors } } }, async (req) =>
         listAudit(ctx.db, req.query),
+      );
+      r.get(
+        '/audit.csv',
+        { schema: { tags, summary: 'The audit log as CSV (every entry matching the filters)', querystring: AuditExportQuery, response: { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody } } },
+        async (req, reply) => {
+          const day = now().toISOString().slice(0, 10);
+          return reply
+            .type('text/csv; charset=utf-8')
+            .header('content-disposition', `attachment; filename="hyperdesk-audit-${day}.csv"`)
+            .header('cache-control', 'no-store')
+            .send(auditCsv(ctx.db, req.query) as never); // a stream: sent as it is read, never serialized
+        },
       );
     },
     { prefix: '/admin' },
