@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CountryId, MAX_STUDENTS, MIN_STUDENTS, PlatformName, SlotStatus } from './common';
+import { CountryId, Email, MAX_STUDENTS, MIN_STUDENTS, PlatformName, SlotStatus } from './common';
 
 /** Spec §3 business order payload; StartAt/ExpiresAt are epoch milliseconds. */
 export const PackCostBody = z.object({
@@ -33,3 +33,44 @@ export const RosterSummary = z.object({
   invalid: z.array(z.object({ line: z.number().int(), value: z.string() })),
 });
 export type RosterSummary = z.infer<typeof RosterSummary>;
+
+/**
+ * The roster one address at a time (issue 22): who is on a course's list and how far each got. `invited`: on the list,
+ * no verified account with the address yet; `verified`: an account proved the address; `joined`: that student has
+ * used a machine of the course; `connected`: they hold a seat now (`seat` names the machine).
+ */
+export const RosterStudentState = z.enum(['invited', 'verified', 'joined', 'connected']);
+export type RosterStudentState = z.infer<typeof RosterStudentState>;
+
+export const RosterStudent = z.object({
+  email: z.string(),
+  state: RosterStudentState,
+  /** An account exists with this address (verified or not). */
+  signedUp: z.boolean(),
+  /** The machine the student sits at now, else null. */
+  seat: z.string().nullable(),
+  /** When the last invitation e-mail to this address for this course went out (ISO), null if none was sent. */
+  invitedAt: z.string().nullable(),
+  addedAt: z.string(),
+});
+export type RosterStudent = z.infer<typeof RosterStudent>;
+
+export const RosterQuery = z.object({ packId: z.string().max(100) });
+export const RosterAnswer = z.object({
+  students: z.array(RosterStudent),
+  /** How many addresses the list may hold (10 per machine, at most 400). */
+  max: z.number().int(),
+});
+export type RosterAnswer = z.infer<typeof RosterAnswer>;
+
+/** Add, remove or re-invite one address of a course's list. */
+export const RosterEmailBody = z.object({ packId: z.string().max(100), email: Email });
+export const RosterInviteAnswer = z.object({
+  email: z.string(),
+  /** An invitation e-mail was queued. */
+  invited: z.boolean(),
+  /** Why no invitation went out (already invited today, the daily limit), as sentences to show. */
+  notices: z.array(z.string()),
+});
+export type RosterInviteAnswer = z.infer<typeof RosterInviteAnswer>;
+export const RosterRemoveAnswer = z.object({ email: z.string(), removed: z.literal(true) });

@@ -4,16 +4,16 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
-import { launchBrowser, snap, startServer, uniqueEmail, type RunningServer } from '../harness';
+import { ARTIFACTS, launchBrowser, snap, startServer, uniqueEmail, type RunningServer } from '../harness';
 import { decodeQuotedPrintable, startInbox, type Inbox } from '../inbox';
-import { loginWithPopup, mailedLink, seedUser, type Account } from './auth-helpers';
+import { loginWithPopup, mailedLink, seedUser, seriousViolations, type Account } from './auth-helpers';
 import { payOnCheckout, PAYING_CARD, step } from './buy-helpers';
 import { api } from './connect-helpers';
 
 /**
  * Classrooms an instructor can run (issue 22), in Chromium against the real server: course dates that read the same
  * on every page and in the invitation e-mail, whatever the browser's time zone; invitation links that open the
- * right account popup; students who never see buying controls.
+ * right account popup; students who never see buying controls; the student list one address at a time.
  */
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -50,7 +50,7 @@ async function signIn(account: Account, options: BrowserContextOptions = {}): Pr
  * An instructor with a paid German course of `vms` machines that has started (bought through the API and paid on
  * the hosted checkout page), signed in on their dashboard.
  */
-async function runningCourse(name: string, vms: number): Promise<{ account: Account; teacher: Page; token: string; packId: string }> {
+async function runningCourse(name: string, vms: number, options: BrowserContextOptions = {}): Promise<{ account: Account; teacher: Page; token: string; packId: string }> {
   const account = { name, email: uniqueEmail('instructor'), password: 'classroom42' };
   await seedUser(server.base, account);
   await grantInstructor(account.email);
@@ -64,7 +64,7 @@ async function runningCourse(name: string, vms: number): Promise<{ account: Acco
     success_url: `${server.base}/success`,
     cancel_url: `${server.base}/failed`,
   });
-  const teacher = await signIn(account);
+  const teacher = await signIn(account, options);
   await teacher.goto(url);
   await payOnCheckout(teacher, PAYING_CARD);
   await teacher.waitForURL(/\/success\?orderId=/, { timeout: 20_000 });
@@ -111,6 +111,15 @@ function plusDays(day: string, days: number): string {
 
 /** Spec §9's `DD Mon 'YY` of a `YYYY-MM-DD` day. */
 const specDate = (day: string) => `${day.slice(8, 10)} ${MONTHS[Number(day.slice(5, 7)) - 1]} '${day.slice(2, 4)}`;
+
+/** A full-page screenshot from the top (the sticky header would otherwise sit mid-page). */
+async function snapTop(page: Page, name: string): Promise<void> {
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await snap(page, name);
+}
+
+/** What the window shows (an open dialog over the page). */
+const snapView = (page: Page, name: string) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
 
 /** Text with its line breaks and runs of blanks as single spaces. */
 const flat = (text: string) => text.replace(/\s+/g, ' ');
@@ -252,4 +261,63 @@ it('students see no buying controls: not while their address is unverified, not 
   await tab.getByText('Please ask your Instructor for more hours.').waitFor();
   expect(await tab.getByRole('link', { name: 'Top up hours' }).count()).toBe(0);
   await snap(tab, 'roster-06-student-out-of-hours');
+});
+
+it('the instructor sees each address with its state, adds one, is told when a resend is too soon, and removes one', { timeout: 180_000 }, async () => {
+  const { teacher, token, packId } = await runningCourse('Rosa Roster', 2, { bypassCSP: true }); // axe-core is injected below
+  // One student signed up and verified their address; another address has no account yet.
+  const vera = { name: 'Vera Verified', email: uniqueEmail('vera'), password: 'student4242' };
+  await seedUser(server.base, vera);
+  const veraPage = await signIn(vera);
+  await veraPage.goto(await mailedLink(inbox, vera.email, '/verify-email'));
+  await veraPage.getByRole('heading', { level: 1, name: 'E-mail address verified' }).waitFor({ timeout: 20_000 });
+  const pending = uniqueEmail('pending');
+  await uploadList(token, packId, [vera.email, pending]);
+
+  // The dashboard hears of the upload and lists both addresses with how far each got.
+  const card = teacher.getByRole('article');
+  const list = card.getByRole('region', { name: 'Student List' });
+  const row = (email: string) => list.getByRole('row').filter({ has: teacher.getByRole('rowheader', { name: email }) });
+  await row(pending).waitFor({ timeout: 20_000 });
+  await list.getByText('2 students on the list.').waitFor();
+  expect(flat(await row(pending).innerText())).toMatch(/Invited Invitation sent \d{2} [A-Z][a-z]{2} '\d{2} —/);
+  expect(flat(await row(vera.email).innerText())).toContain('Verified —');
+  // Resend for an address that has not got in yet; Remove for every address.
+  expect(await row(pending).getByRole('button').allInnerTexts()).toEqual(['Resend', 'Remove']);
+  expect(await row(vera.email).getByRole('button').allInnerTexts()).toEqual(['Remove']);
+
+  // Add one address: on the list and invited.
+  const newcomer = uniqueEmail('newcomer');
+  await list.getByLabel('Add a student').fill(newcomer);
+  await list.getByRole('button', { name: 'Add Student' }).click();
+  await list.getByRole('status').filter({ hasText: `${newcomer} was added and invited by e-mail.` }).waitFor({ timeout: 20_000 });
+  await row(newcomer).waitFor();
+  await list.getByText('3 students on the list.').waitFor();
+  expect((await mailsTo(newcomer))[0]).toContain('/?signup=1&email=');
+  await list.getByLabel('Add a student').fill(newcomer);
+  await list.getByRole('button', { name: 'Add Student' }).click();
+  await list.getByRole('alert').filter({ hasText: `${newcomer} is already on the student list.` }).waitFor();
+  await snapTop(teacher, 'roster-07-student-list');
+
+  // Resend respects once a day per address.
+  await list.getByRole('button', { name: `Resend invitation to ${pending}` }).click();
+  await list.getByRole('alert').filter({ hasText: `${pending} was invited less than a day ago.` }).waitFor();
+
+  // Remove asks first, then the address is gone.
+  await list.getByRole('button', { name: `Remove ${newcomer}` }).click();
+  const confirm = teacher.getByRole('dialog', { name: 'Remove student?' });
+  await confirm.waitFor();
+  await snapView(teacher, 'roster-08-remove-confirm');
+  await confirm.getByRole('button', { name: 'Remove', exact: true }).click();
+  await list.getByRole('status').filter({ hasText: `${newcomer} was removed from the list.` }).waitFor();
+  await expect.poll(() => row(newcomer).count()).toBe(0);
+  await list.getByText('2 students on the list.').waitFor();
+  const { students } = await api(server.base, 'GET', `/v1/pack/roster?packId=${packId}`, token);
+  expect(students.map((x: { email: string }) => x.email).sort()).toEqual([pending, vera.email].sort());
+
+  expect(await seriousViolations(teacher)).toEqual([]);
+  await teacher.setViewportSize({ width: 390, height: 844 });
+  await snapTop(teacher, 'roster-09-student-list-narrow');
+  await list.screenshot({ path: path.join(ARTIFACTS, 'roster-10-student-list-narrow-part.png') });
+  expect(await teacher.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
 });

@@ -67,8 +67,8 @@ async function snapTop(page: Page, name: string): Promise<void> {
   await snap(page, name);
 }
 
-/** Rows of the instructor's seat table that show `text`. */
-const seatRows = (card: Locator, text: string) => card.locator('tbody tr', { hasText: text });
+/** Rows of the instructor's seat table that show `text` (the student list below it names students too). */
+const seatRows = (card: Locator, text: string) => card.getByRole('region', { name: /^Machines of / }).locator('tbody tr', { hasText: text });
 
 /** A file a student wrote into a home folder of the course's machines: home folder → content. */
 const homesWith = (name: string) => homesIn(server, name);

@@ -3,6 +3,9 @@ import {
   CheckoutAnswer,
   PackCostAnswer,
   PackStartAnswer,
+  RosterAnswer,
+  RosterInviteAnswer,
+  RosterRemoveAnswer,
   RosterSummary,
   type CountryId,
   type PlatformName,
@@ -68,4 +71,32 @@ export function uploadRoster(packId: string, file: File): Promise<RosterSummary>
   form.append('packId', packId);
   form.append('attachment', file, file.name);
   return request('POST', '/v1/pack/emails', { form, schema: RosterSummary });
+}
+
+/** A course's student list, each address with its state and seat (issue 22). */
+export const rosterKey = (packId: string) => ['pack', 'roster', packId] as const;
+
+/**
+ * The list of one course. `seatsKey` names who sits where in the balance the dashboard holds: when that changes (the
+ * balance is pushed and polled), so does this key, and the list is read again with the new seats.
+ */
+export const rosterQuery = (packId: string, seatsKey: string) =>
+  queryOptions({
+    queryKey: [...rosterKey(packId), seatsKey],
+    queryFn: () => request('GET', `/v1/pack/roster?packId=${encodeURIComponent(packId)}`, { schema: RosterAnswer }),
+  });
+
+/** Adds one address to the list and invites it (the answer's notices say when no invitation went out). */
+export function addToRoster(packId: string, email: string): Promise<RosterInviteAnswer> {
+  return request('POST', '/v1/pack/roster/add', { body: { packId, email }, schema: RosterInviteAnswer });
+}
+
+/** Removes one address from the list; its student loses their machine at once. */
+export function removeFromRoster(packId: string, email: string): Promise<{ email: string }> {
+  return request('POST', '/v1/pack/roster/remove', { body: { packId, email }, schema: RosterRemoveAnswer });
+}
+
+/** Sends the invitation of one listed address again (once a day per address, within the daily limit). */
+export function resendInvitation(packId: string, email: string): Promise<RosterInviteAnswer> {
+  return request('POST', '/v1/pack/roster/resend', { body: { packId, email }, schema: RosterInviteAnswer });
 }

@@ -8,6 +8,11 @@ import {
   PackIdBody,
   PackRechargeBody,
   PackStartAnswer,
+  RosterAnswer,
+  RosterEmailBody,
+  RosterInviteAnswer,
+  RosterQuery,
+  RosterRemoveAnswer,
   RosterSummary,
 } from '@hyperdesk/contract';
 import { principalOf } from '../../http/auth';
@@ -72,6 +77,40 @@ export async function courseRoutes(v1: FastifyInstance, ctx: Ctx): Promise<void>
     const { packId } = req.body as z.infer<typeof PackIdBody>;
     await courses.stopAll(principalOf(req), packId);
     return { status: 'STOPPED' as const };
+  });
+
+  // The roster one address at a time (issue 22): the list with each address's state and seat, add, remove, resend.
+  v1.get('/pack/roster', {
+    ...auth,
+    schema: { tags: ['courses'], summary: "A course's student list: each address's state and seat", querystring: RosterQuery, response: { 200: RosterAnswer } },
+  }, async (req) => courses.roster.list(principalOf(req), (req.query as z.infer<typeof RosterQuery>).packId));
+
+  const rosterLimit = { rateLimit: { max: 60, timeWindow: 60_000 } };
+  v1.post('/pack/roster/add', {
+    ...auth,
+    config: rosterLimit,
+    schema: { tags: ['courses'], summary: 'Add one address to the student list and invite it', body: RosterEmailBody, response: { 200: RosterInviteAnswer } },
+  }, async (req) => {
+    const { packId, email } = req.body as z.infer<typeof RosterEmailBody>;
+    return courses.roster.add(principalOf(req), packId, email);
+  });
+
+  v1.post('/pack/roster/remove', {
+    ...auth,
+    config: rosterLimit,
+    schema: { tags: ['courses'], summary: 'Remove one address from the student list (its seat is freed)', body: RosterEmailBody, response: { 200: RosterRemoveAnswer } },
+  }, async (req) => {
+    const { packId, email } = req.body as z.infer<typeof RosterEmailBody>;
+    return courses.roster.remove(principalOf(req), packId, email);
+  });
+
+  v1.post('/pack/roster/resend', {
+    ...auth,
+    config: rosterLimit,
+    schema: { tags: ['courses'], summary: 'Send the invitation of one listed address again', body: RosterEmailBody, response: { 200: RosterInviteAnswer } },
+  }, async (req) => {
+    const { packId, email } = req.body as z.infer<typeof RosterEmailBody>;
+    return courses.roster.resend(principalOf(req), packId, email);
   });
 
   // Multipart parsing exists only in this scope, limited to one small file and the packId field.

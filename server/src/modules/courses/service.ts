@@ -10,9 +10,8 @@ import { BadRequest, Conflict, NotFound } from '../../errors';
 import type { Clock } from '../../lib/clock';
 import type { Job } from '../../lib/jobs';
 import type { Principal } from '../identity/tokens';
-import { INVITE_VERIFY_TTL_MS, issueVerificationLink } from '../identity/verification';
 import { accountActive } from '../identity/users';
-import type { Mailer, OutgoingMail } from '../mail/service';
+import type { Mailer } from '../mail/service';
 import type { Ledger } from '../ledger/service';
 import type { Machines } from '../machines/service';
 import type { Events } from '../machines/events';
@@ -20,8 +19,9 @@ import type { Billing } from '../billing/service';
 import { courseDatesProblem, priceCourse, type CoursePrice } from './pricing';
 import { fulfilCourseOrder, type OrderRow } from './fulfil';
 import type { ParsedRoster } from './roster';
+import { createRosterMembers } from './roster-members';
 import { releaseCourseSeats, releaseSeatsOf, rosterUserIds } from './seats';
-import { invitationNotices, MAX_ROSTER, maxRoster, planInvitations } from './invitations';
+import { invitationNotices, MAX_ROSTER, maxRoster, planInvitations, sendInvitations } from './invitations';
 
 export { MAX_ROSTER };
 
@@ -201,9 +201,22 @@ export function createCoursesService(deps: CoursesDeps) {
     return byCourse.size;
   }
 
+  const members = createRosterMembers({
+    db,
+    clock,
+    publicUrl: deps.publicUrl,
+    inviteDailyLimit: deps.inviteDailyLimit,
+    mailer: deps.mailer,
+    ownCourse,
+    notify,
+  });
+
   return {
     quote,
     checkout,
+
+    /** The roster one address at a time (./roster-members): list with states and seats, add, remove, resend. */
+    roster: members,
 
     /** Billing calls this for a paid order of kind 'course', inside its fulfilment transaction. */
     fulfilCourseOrder: (tx: Queryable, order: Pick<OrderRow, 'id'>) => fulfilCourseOrder(tx, deps.ledger, order),
@@ -278,12 +291,7 @@ export function createCoursesService(deps: CoursesDeps) {
         }
         if (added.length) await tx.insert(roster).values(added.map((email) => ({ courseId: course.id, email, addedAt: now }))).onConflictDoNothing();
         const plan = await planInvitations(tx, { courseId: course.id, instructorId: principal.uid, list: parsed.emails, added: new Set(added), now, dailyLimit: limit });
-        const members = await accountsAmong(tx, plan.send);
-        for (const email of plan.send) {
-          // The invitation proves the address too: its link verifies whoever holds (or signs up with) this e-mail.
-          const verify = await issueVerificationLink(tx, { email, userId: null, now, publicUrl: deps.publicUrl, ttlMs: INVITE_VERIFY_TTL_MS });
-          await deps.mailer.enqueue(tx, invitation(email, course, principal.name, deps.publicUrl, verify, members.has(email)));
-        }
+        await sendInvitations(tx, deps, { course, instructorName: principal.name, emails: plan.send, now });
         const summary = { added: added.length, removed: removed.length, total: after.size, invited: plan.send.length, notices: invitationNotices(plan, limit) };
         return { summary, lostAccess };
       });
@@ -305,41 +313,4 @@ export function createCoursesService(deps: CoursesDeps) {
       };
     },
   };
-}
-
-/** The addresses among `emails` that have an account (their invitation opens Login, the others' Sign Up). */
-async function accountsAmong(q: Queryable, emails: string[]): Promise<Set<string>> {
-  if (emails.length === 0) return new Set();
-  const rows = await q.select({ email: users.email }).from(users).where(inArray(users.email, emails));
-  return new Set(rows.map((r) => r.email));
-}
-
-/**
- * The landing page link of an invitation: it opens the Sign Up popup for a new address, the Login popup for one that
- * has an account, with the address filled in (web: pages/Landing/useAuthLink.ts).
- */
-export function invitationLink(publicUrl: string, email: string, hasAccount: boolean): string {
-  return `${publicUrl}/?${hasAccount ? 'login' : 'signup'}=1&email=${encodeURIComponent(email)}`;
-}
-
-function invitation(email: string, course: CourseRow, instructor: string, publicUrl: string, verifyLink: string, hasAccount: boolean): OutgoingMail {
-  const who = instructor.trim() || 'Your instructor';
-  const dates = formatCourseDates(course.startAt, course.endAt, course.region);
-  const text = [
-    'Hello,',
-    '',
-    `${who} added you to ${course.name} (${dates}) on Hyperdesk.`,
-    hasAccount
-      ? `Log in with your account (${email}) to use your course machine from Chrome:`
-      : `Sign up with this e-mail address (${email}) to use your course machine from Chrome:`,
-    invitationLink(publicUrl, email, hasAccount),
-    '',
-    hasAccount
-      ? 'Then open this link to confirm the address (it works once, for 14 days):'
-      : 'Then open this link to confirm the address (once signed up; it works once, for 14 days):',
-    verifyLink,
-    '',
-    'Your machine can be used once your instructor has started it.',
-  ].join('\n');
-  return { to: email, subject: `You're invited to ${course.name}`, text, kind: 'course-invitation' };
 }

@@ -6,9 +6,9 @@ import { startPack, stopPack } from '../../api/courses';
 import { balanceKey, balanceQuery } from '../../api/wallet';
 import { formatDate, formatDateRange, formatHours } from '../../lib/format';
 import { MachineCard } from './MachineCard';
-import { RosterUpload } from './RosterUpload';
 import type { MachineRowProps } from './rows';
 import { SeatList } from './SeatList';
+import { StudentList } from './StudentList';
 import dash from './Dashboard.module.css';
 import styles from './Course.module.css';
 
@@ -148,10 +148,13 @@ export function InstructorRow({ entry }: MachineRowProps) {
         </section>
       </div>
       <SeatList seats={seats} title={`Machines of ${entry.machineName}`} />
-      <RosterUpload packId={entry.packId} rosterSize={entry.rosterSize ?? 0} />
+      <StudentList packId={entry.packId} region={entry.region} rosterSize={entry.rosterSize ?? 0} seatsKey={`${seatsKey(seats)}|${entry.rosterSize ?? 0}`} />
     </MachineCard>
   );
 }
+
+/** Who sits where, as a key: the student list is read again when it (or the list's size) changes. */
+const seatsKey = (seats: readonly { student: string | null }[]) => seats.map((s) => s.student ?? '').join(',');
 
 function Rows({ rows }: { rows: Array<[string, string]> }) {
   return (

@@ -1,6 +1,6 @@
 import { useId, useRef, useState, type FormEvent } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { uploadRoster } from '../../api/courses';
+import { rosterKey, uploadRoster } from '../../api/courses';
 import { balanceKey } from '../../api/wallet';
 import { Spinner } from '../../components/Spinner';
 import styles from './Course.module.css';
@@ -14,10 +14,11 @@ const FAILED_MESSAGE = 'The student list could not be uploaded. Please try again
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
 /**
- * Upload of a course's student list (spec §3, §5: .csv or .txt). A new upload replaces the list; the answer's
- * summary shows who was added and removed and which lines were not e-mail addresses.
+ * Upload of a course's student list (spec §3, §5: .csv or .txt), inside the Student List (StudentList.tsx). A new
+ * upload replaces the list; the answer's summary shows who was added and removed and which lines were not e-mail
+ * addresses.
  */
-export function RosterUpload({ packId, rosterSize }: { packId: string; rosterSize: number }) {
+export function RosterUpload({ packId }: { packId: string }) {
   const id = useId();
   const qc = useQueryClient();
   const input = useRef<HTMLInputElement>(null);
@@ -30,7 +31,7 @@ export function RosterUpload({ packId, rosterSize }: { packId: string; rosterSiz
       if (input.current) input.current.value = '';
     },
     onError: (err) => setProblem(err instanceof Error && err.message && !/^Request failed/.test(err.message) ? err.message : FAILED_MESSAGE),
-    onSettled: () => qc.invalidateQueries({ queryKey: balanceKey }),
+    onSettled: () => Promise.all([qc.invalidateQueries({ queryKey: balanceKey }), qc.invalidateQueries({ queryKey: rosterKey(packId) })]),
   });
 
   const choose = (f: File | null) => {
@@ -49,14 +50,13 @@ export function RosterUpload({ packId, rosterSize }: { packId: string; rosterSiz
 
   const summary = upload.data;
   return (
-    <section className={styles.block} aria-labelledby={`${id}-title`}>
-      <h3 id={`${id}-title`} className={styles.blockTitle}>
-        Student List
-      </h3>
+    <div className={styles.uploadPart} role="group" aria-labelledby={`${id}-title`}>
+      <h4 id={`${id}-title`} className={styles.partTitle}>
+        Upload a list
+      </h4>
       <p className={styles.muted}>
-        {rosterSize > 0 ? `${plural(rosterSize, 'student', 'students')} on the list. ` : 'No students on the list yet. '}
-        Upload a .csv or .txt file with your students' e-mail addresses; a new upload replaces the list and each new
-        student gets an invitation e-mail.
+        A .csv or .txt file with your students' e-mail addresses replaces the whole list; each new student gets an
+        invitation e-mail.
       </p>
       <form className={styles.upload} onSubmit={submit}>
         <label className={styles.fileLabel} htmlFor={`${id}-file`}>
@@ -111,6 +111,6 @@ export function RosterUpload({ packId, rosterSize }: { packId: string; rosterSiz
           ) : null}
         </div>
       ) : null}
-    </section>
+    </div>
   );
 }
