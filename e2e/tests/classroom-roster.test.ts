@@ -13,7 +13,8 @@ import { api } from './connect-helpers';
 /**
  * Classrooms an instructor can run (issue 22), in Chromium against the real server: course dates that read the same
  * on every page and in the invitation e-mail, whatever the browser's time zone; invitation links that open the
- * right account popup; students who never see buying controls; the student list one address at a time.
+ * right account popup; students who never see buying controls; the student list one address at a time; Stop All
+ * that asks first while students are connected.
  */
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -320,4 +321,64 @@ it('the instructor sees each address with its state, adds one, is told when a re
   await snapTop(teacher, 'roster-09-student-list-narrow');
   await list.screenshot({ path: path.join(ARTIFACTS, 'roster-10-student-list-narrow-part.png') });
   expect(await teacher.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+});
+
+it('Stop All asks first while students are connected, and stops at once when nobody is', { timeout: 300_000 }, async () => {
+  const { teacher, token, packId } = await runningCourse('Stella Stop', 1);
+  const student = { name: 'Connie Connected', email: uniqueEmail('connie'), password: 'student4242' };
+  await seedUser(server.base, student);
+  await uploadList(token, packId, [student.email]);
+  const studentPage = await signIn(student);
+  await studentPage.goto(await mailedLink(inbox, student.email, '/verify-email'));
+  await studentPage.getByRole('heading', { level: 1, name: 'E-mail address verified' }).waitFor({ timeout: 20_000 });
+  const { accessToken: studentToken } = await api(server.base, 'POST', '/v1/auth/login', undefined, { email: student.email, password: student.password });
+
+  const card = teacher.getByRole('article');
+  const startAll = card.getByRole('button', { name: 'Start All' });
+  const stopAll = card.getByRole('button', { name: 'Stop All' });
+  const stopCalls: string[] = [];
+  teacher.on('request', (r) => {
+    if (r.url().endsWith('/v1/pack/stop')) stopCalls.push(r.url());
+  });
+
+  // The student takes the seat (their connect asks for a ticket while the machine starts): connected now.
+  await startAll.click();
+  await expect.poll(() => stopAll.isEnabled(), { timeout: 30_000 }).toBe(true);
+  const ticket = await fetch(`${server.base}/v1/slot/connect/ticket`, {
+    method: 'POST',
+    headers: { idtoken: studentToken, 'content-type': 'application/json' },
+    body: JSON.stringify({ url: `/v1/slot/connect?packId=${packId}` }),
+  });
+  expect([200, 409]).toContain(ticket.status);
+  await teacher.reload();
+  const seatsTable = card.getByRole('region', { name: /^Machines of / });
+  await seatsTable.getByText(student.email).waitFor({ timeout: 20_000 });
+  const listRow = card.getByRole('region', { name: 'Student List' }).getByRole('row').filter({ has: teacher.getByRole('rowheader', { name: student.email }) });
+  await listRow.getByText('Connected now').waitFor({ timeout: 20_000 });
+
+  // Stop All asks; Cancel stops nothing.
+  await stopAll.click();
+  const confirm = teacher.getByRole('dialog', { name: 'Stop all machines?' });
+  await confirm.getByText('1 student is connected now.', { exact: false }).waitFor();
+  await snapView(teacher, 'roster-11-stop-all-confirm');
+  await confirm.getByRole('button', { name: 'Cancel' }).click();
+  await confirm.waitFor({ state: 'detached' });
+  expect(stopCalls).toEqual([]);
+  expect(await stopAll.isEnabled()).toBe(true);
+
+  // Confirmed: every machine stops and the seat is free.
+  await stopAll.click();
+  await confirm.getByRole('button', { name: 'Stop All' }).click();
+  await expect.poll(() => stopAll.isDisabled(), { timeout: 60_000 }).toBe(true);
+  expect(stopCalls).toHaveLength(1);
+  await seatsTable.getByText('Free').waitFor({ timeout: 20_000 });
+
+  // Nobody connected: Stop All stops at once.
+  await expect.poll(() => startAll.getAttribute('aria-disabled'), { timeout: 30_000 }).toBeNull();
+  await startAll.click();
+  await expect.poll(() => stopAll.isEnabled(), { timeout: 30_000 }).toBe(true);
+  await stopAll.click();
+  await expect.poll(() => stopCalls.length, { timeout: 10_000 }).toBe(2);
+  expect(await teacher.getByRole('dialog').count()).toBe(0);
+  await expect.poll(() => stopAll.isDisabled(), { timeout: 60_000 }).toBe(true);
 });

@@ -227,8 +227,12 @@ it('instructor buys a 3-student course, uploads the list, Start All; two student
   await pageOut.getByText('Set up your Cloud Machine to get started').waitFor();
   expect(await pageOut.getByRole('article').count()).toBe(0);
 
-  // Stop All: every machine offline, the students' sessions end and Connect is disabled again.
+  // Stop All asks first (two students are connected), then every machine goes offline, the students' sessions end
+  // and Connect is disabled again.
   await card.getByRole('button', { name: 'Stop All' }).click();
+  const confirm = teacher.getByRole('dialog', { name: 'Stop all machines?' });
+  await confirm.getByText('2 students are connected now.', { exact: false }).waitFor();
+  await confirm.getByRole('button', { name: 'Stop All' }).click();
   await expect.poll(() => seatRows(card, 'Offline').count(), { timeout: 60_000 }).toBe(3);
   for (const tab of [tabA, tabB]) {
     await tab.locator('main[data-phase="connected"]').waitFor({ state: 'detached', timeout: 30_000 });

@@ -7,6 +7,7 @@ import { balanceKey, balanceQuery } from '../../api/wallet';
 import { formatDate, formatDateRange, formatHours } from '../../lib/format';
 import { MachineCard } from './MachineCard';
 import type { MachineRowProps } from './rows';
+import { ConfirmDialog } from './ConfirmDialog';
 import { SeatList } from './SeatList';
 import { StudentList } from './StudentList';
 import dash from './Dashboard.module.css';
@@ -111,6 +112,9 @@ export function InstructorRow({ entry }: MachineRowProps) {
   const ended = useReached(endAt);
   const seats = entry.seats ?? [];
   const nothingToStart = seats.length > 0 && seats.every((s) => s.instanceStatus !== 'offline');
+  // Stop All ends the sessions of everyone sitting at a machine: with students connected it asks first (issue 22).
+  const connected = seats.filter((s) => s.student).length;
+  const [confirmStop, setConfirmStop] = useState(false);
 
   let startReason: string | null = null;
   if (!started) startReason = `The course starts on ${formatDate(startAt, entry.region)}. Start All is available from then.`;
@@ -123,9 +127,22 @@ export function InstructorRow({ entry }: MachineRowProps) {
       <ExplainedButton reason={startReason} className={dash.primary} onClick={startAll} disabled={busy}>
         Start All
       </ExplainedButton>
-      <button type="button" className={dash.secondary} onClick={stopAll} disabled={busy || entry.instanceStatus === 'offline'}>
+      <button
+        type="button"
+        className={dash.secondary}
+        onClick={() => (connected > 0 ? setConfirmStop(true) : stopAll())}
+        disabled={busy || entry.instanceStatus === 'offline'}
+      >
         Stop All
       </button>
+      <ConfirmDialog
+        open={confirmStop}
+        onOpenChange={setConfirmStop}
+        title="Stop all machines?"
+        description={`${connected === 1 ? '1 student is' : `${connected} students are`} connected now. Stopping ends their sessions; anything they have not saved is lost.`}
+        confirmLabel="Stop All"
+        onConfirm={stopAll}
+      />
     </>
   );
 
