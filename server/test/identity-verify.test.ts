@@ -181,7 +181,9 @@ describe('roster access needs a verified address', () => {
     const courseId = await runningCourse([later, existing.email]);
     const invitations = async (email: string) => mailsTo(email, 'course-invitation');
     const [inviteLater] = await invitations(later);
-    expect(inviteLater!.bodyText).toContain(`${PUBLIC_URL}/?login=1`);
+    // No account yet: the link opens Sign Up with the address (issue 22); the existing account's opens Login.
+    expect(inviteLater!.bodyText).toContain(`${PUBLIC_URL}/?signup=1&email=${encodeURIComponent(later)}`);
+    expect((await invitations(existing.email))[0]!.bodyText).toContain(`${PUBLIC_URL}/?login=1&email=${encodeURIComponent(existing.email)}`);
     const laterToken = tokenIn(inviteLater!);
 
     // Nobody has the address yet: nothing to verify, and the link stays usable.
