@@ -155,6 +155,40 @@ export type AdminMessage = z.infer<typeof AdminMessage>;
 export const AdminMessagePage = Page(AdminMessage);
 export type AdminMessagePage = z.infer<typeof AdminMessagePage>;
 
+// ---- Outgoing mail ----
+/**
+ * An outgoing message's state: `queued` (waiting for its first or next try; `lastError` says why a try failed),
+ * `sent` (the SMTP relay took it), `failed` (given up: refused for good, or the last try failed; `lastError` is the
+ * reason), `outbox` (kept in the outbox table only: no SMTP relay was configured when it was written).
+ */
+export const MailState = z.enum(['queued', 'sent', 'failed', 'outbox']);
+export type MailState = z.infer<typeof MailState>;
+export const MailStateFilter = z.enum(['all', ...MailState.options]);
+export type MailStateFilter = z.infer<typeof MailStateFilter>;
+export const MailQuery = AdminListQuery.extend({ state: MailStateFilter.default('all') });
+export type MailQuery = z.infer<typeof MailQuery>;
+export const AdminMail = z.object({
+  id: z.string(),
+  to: z.string(),
+  subject: z.string(),
+  /** What it is: password-reset, email-verification, course-invitation, contact-contact, contact-support. */
+  kind: z.string(),
+  state: MailState,
+  attempts: z.number().int(),
+  lastError: z.string().nullable(),
+  nextAttemptAt: Iso.nullable(),
+  createdAt: Iso,
+  sentAt: Iso.nullable(),
+  failedAt: Iso.nullable(),
+  resentAt: Iso.nullable(),
+  resends: z.number().int(),
+  /** The links in its text (verification, reset, invitation), so an operator can hand one over by other means. */
+  links: z.array(z.string()),
+});
+export type AdminMail = z.infer<typeof AdminMail>;
+export const AdminMailPage = Page(AdminMail);
+export type AdminMailPage = z.infer<typeof AdminMailPage>;
+
 // ---- Hours ----
 export const ADJUST_MAX_MINUTES = 100_000;
 export const AdjustmentBody = z.object({

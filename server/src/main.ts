@@ -48,7 +48,7 @@ async function main() {
   // `npm run admin` finds this endpoint through the lock file and runs its commands here, never beside us.
   let adminEndpoint: AdminEndpoint | undefined;
   if (lock) {
-    adminEndpoint = await startAdminEndpoint({ dataDir: config.dataDir, database, log: app.log });
+    adminEndpoint = await startAdminEndpoint({ dataDir: config.dataDir, database, log: app.log, mailer: app.ctx.mailer });
     lock.update({ adminPort: adminEndpoint.port });
   }
 

@@ -3,6 +3,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Database } from '../db/client';
+import type { Mailer } from '../modules/mail/service';
 import { ADMIN_SECRET_FILE } from '../lib/datadir-lock';
 import { CliError, runAdmin } from './commands';
 import { cleanOsUser } from './os-user';
@@ -20,7 +21,15 @@ export interface AdminEndpoint {
  * the server's database. Each request carries the secret from `DATA_DIR/admin.secret` (0600, new at every start), so
  * only the server's user (who can read that file) gets in. The lock file in DATA_DIR names the port.
  */
-export async function startAdminEndpoint(opts: { dataDir: string; database: Database; log: { info(o: object, m: string): void } }): Promise<AdminEndpoint> {
+export async function startAdminEndpoint(opts: {
+  dataDir: string;
+  database: Database;
+  log: { info(o: object, m: string): void };
+  /** The server's mailer: a mail resent through the CLI goes out at once. */
+  mailer?: Pick<Mailer, 'sends' | 'flush'>;
+}): Promise<AdminEndpoint> {
+  const mailer = opts.mailer;
+  const mail = { sends: mailer?.sends ?? false, deliver: mailer ? () => void mailer.flush().catch(() => undefined) : undefined };
   const secret = randomBytes(32).toString('base64url');
   const secretFile = path.join(opts.dataDir, ADMIN_SECRET_FILE);
   const tmp = `${secretFile}.tmp-${process.pid}`;
@@ -48,7 +57,7 @@ export async function startAdminEndpoint(opts: { dataDir: string; database: Data
       return reply(400, { error: 'expected {"args": string[], "osUser": string}' });
     }
     try {
-      const lines = await runAdmin(args, opts.database, { actor: { kind: 'cli', osUser } });
+      const lines = await runAdmin(args, opts.database, { actor: { kind: 'cli', osUser }, mail });
       opts.log.info({ command: args[0], osUser }, 'admin command run through the admin endpoint');
       return reply(200, { ok: true, lines });
     } catch (err) {

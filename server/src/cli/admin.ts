@@ -6,6 +6,8 @@
  *   create-admin <email> <name>        create an admin account with a generated password (or make a user admin)
  *   verify-ledger                      recompute every lot's remainder from the ledger rows and list mismatches
  *   adjust-hours <email|machine-id> <±minutes> <reason>   an `adjustment` ledger entry on that machine
+ *   mail [list] [--state …] [--limit N] [<search>]   outgoing mail: recipient, kind, state and reason, times, links
+ *   mail resend <mail-id>              queue a mail again (needs SMTP_URL; audited)
  * Same configuration as the server. With PostgreSQL (DATABASE_URL) it opens the database itself. With the embedded
  * database (PGlite in DATA_DIR, single-process) it never opens it beside a server: DATA_DIR's lock file says whether
  * a server holds it, and then the command runs inside that server (./admin-endpoint.ts); otherwise the CLI holds
@@ -76,7 +78,8 @@ async function runOnDatabase(config: Config, args: string[], actor: CliActor): P
   const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.dataDir });
   try {
     await migrate(database);
-    return await runAdmin(args, database, { actor });
+    // Mail resent here goes out through a running server's mail job (same SMTP_URL).
+    return await runAdmin(args, database, { actor, mail: { sends: !!config.SMTP_URL } });
   } finally {
     await database.close();
   }

@@ -9,7 +9,12 @@ import { machines, users } from '../db/schema/index';
 import { adjust, verifyLedger } from '../modules/ledger/service';
 import { CLAIMS, findUserByEmail, insertUser, isValidEmail, listUsers, normalizeEmail, setClaim, type Claim } from '../modules/identity/users';
 import { recordAudit, type CliActor } from '../modules/admin/audit';
+import type { ResendDeps } from '../modules/admin/mail';
 import { invokingOsUser } from './os-user';
+import { CliError } from './errors';
+import { parseMailCommand, runMail, type MailCommand } from './mail-commands';
+
+export { CliError };
 
 export const USAGE = `Usage: npm run admin -- <command>
   grant <email> instructor|admin
@@ -17,9 +22,9 @@ export const USAGE = `Usage: npm run admin -- <command>
   list
   create-admin <email> <name>
   verify-ledger
-  adjust-hours <email|machine-id> <+minutes|-minutes> "<reason>"`;
-
-export class CliError extends Error {}
+  adjust-hours <email|machine-id> <+minutes|-minutes> "<reason>"
+  mail [list] [--state queued|sent|failed|outbox] [--limit N] [<address, kind or id>]
+  mail resend <mail-id>`;
 
 const isClaim = (s: string | undefined): s is Claim => CLAIMS.includes(s as Claim);
 
@@ -28,7 +33,8 @@ export type Command =
   | { cmd: 'list' }
   | { cmd: 'create-admin'; email: string; name: string }
   | { cmd: 'verify-ledger' }
-  | { cmd: 'adjust-hours'; target: string; minutes: number; reason: string };
+  | { cmd: 'adjust-hours'; target: string; minutes: number; reason: string }
+  | MailCommand;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** An adjustment is a correction, not a sale: at most a year of minutes either way. */
@@ -44,6 +50,10 @@ export function parseCommand(args: string[]): Command {
     const name = rest.slice(1).join(' ').trim();
     if (!isValidEmail(email)) throw new CliError(`${rest[0]} is not a valid e-mail address.`);
     if (name) return { cmd, email, name };
+  }
+  if (cmd === 'mail') {
+    const mail = parseMailCommand(rest);
+    if (mail) return mail;
   }
   if (cmd === 'adjust-hours' && rest.length >= 3) {
     const [target, amount] = rest as [string, string];
@@ -62,6 +72,8 @@ export interface RunOptions {
   /** Who runs the command, for the audit log; this process's OS user when not given (the admin endpoint passes the CLI's). */
   actor?: CliActor;
   now?: Date;
+  /** Whether mail can be resent (an SMTP relay is configured) and how to send it at once (inside a server). */
+  mail?: ResendDeps;
 }
 
 /**
@@ -128,6 +140,9 @@ export async function runAdmin(args: string[], database: Database, opts: RunOpti
     }
     case 'adjust-hours':
       return adjustHours(db, c, actor, now);
+    case 'mail-list':
+    case 'mail-resend':
+      return runMail(c, db, { actor, now, mail: opts.mail ?? { sends: false } });
   }
 }
 

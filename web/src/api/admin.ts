@@ -6,6 +6,8 @@ import {
   AdminCoursePage,
   AdminMachine,
   AdminMachinePage,
+  AdminMail,
+  AdminMailPage,
   AdminMessagePage,
   AdminOrder,
   AdminOrderPage,
@@ -48,6 +50,8 @@ export const adminFleetQuery = (q: string, state: FleetState) => pages('fleet', 
 export const adminOrdersQuery = (q: string, status: string) => pages('orders', '/v1/admin/orders', AdminOrderPage, { q, status });
 export const adminCoursesQuery = (q: string) => pages('courses', '/v1/admin/courses', AdminCoursePage, { q });
 export const adminMessagesQuery = (q: string, source: string) => pages('messages', '/v1/admin/messages', AdminMessagePage, { q, source });
+/** Outgoing mail refreshes every 10 seconds while shown (a queued mail turns sent or failed by itself). */
+export const adminMailQuery = (q: string, state: string) => pages('mail', '/v1/admin/mail', AdminMailPage, { q, state }, 10_000);
 export const adminAdjustmentsQuery = (q: string) => pages('adjustments', '/v1/admin/adjustments', AdminAdjustmentPage, { q });
 export interface AuditFilters {
   actor?: string;
@@ -74,5 +78,7 @@ export const runMachineAction = (id: string, action: MachineAction) =>
 
 export const refulfilOrder = (id: string) =>
   request('POST', `/v1/admin/orders/${encodeURIComponent(id)}/fulfil`, { body: {}, schema: AdminOrder });
+
+export const resendMail = (id: string) => request('POST', `/v1/admin/mail/${encodeURIComponent(id)}/resend`, { body: {}, schema: AdminMail });
 
 export const adjustHours = (body: AdjustmentBody) => request('POST', '/v1/admin/adjustments', { body, schema: AdjustmentAnswer });

@@ -91,4 +91,9 @@ export const mailOutbox = pgTable('mail_outbox', {
   nextAttemptAt: ts('next_attempt_at'),
   replyTo: text('reply_to'),
   claimedUntil: ts('claimed_until'),
+  /** Delivery given up: a permanent refusal (5xx) or the last try failed (migration 0763). */
+  failedAt: ts('failed_at'),
+  /** An operator's last resend, and how many there were. */
+  resentAt: ts('resent_at'),
+  resends: integer('resends').notNull().default(0),
 });

@@ -121,14 +121,14 @@ export async function listCourses(q: Queryable, o: ListOpts): Promise<AdminCours
 // ---- Messages ----
 type MessageRow = {
   id: string; k: string; source: string; name: string; email: string; query: string; recipient: string; user_id: string | null;
-  created_at: unknown; mail_id: string | null; sent_at: unknown; attempts: number | null; last_error: string | null;
+  created_at: unknown; mail_id: string | null; sent_at: unknown; attempts: number | null; last_error: string | null; failed_at: unknown;
 };
 
 /** The outbox row shares the message's id: its state is the message's delivery. */
 function deliveryOf(r: MessageRow): AdminMessage['delivery'] {
   if (!r.mail_id) return 'unknown';
   if (r.sent_at !== null) return Number(r.attempts ?? 0) === 0 ? 'outbox' : 'sent';
-  return Number(r.attempts ?? 0) >= MAX_ATTEMPTS ? 'failed' : 'pending';
+  return r.failed_at !== null || Number(r.attempts ?? 0) >= MAX_ATTEMPTS ? 'failed' : 'pending';
 }
 
 /** Newest first; `q`: the sender's e-mail or name, or words of the query. */
@@ -138,7 +138,7 @@ export async function listMessages(q: Queryable, o: MessagesQuery): Promise<Admi
   const search = await searchBy(q, o.q, { ids: [sql`m.id`, sql`m.user_id`], textCols: [sql`m.email`, sql`m.name`, sql`m.query`] });
   const rows = await rowsOf<MessageRow>(q, sql`
     select m.id, m.created_at::text as k, m.source, m.name, m.email, m.query, m.recipient, m.user_id, m.created_at,
-      mo.id as mail_id, mo.sent_at, mo.attempts, mo.last_error
+      mo.id as mail_id, mo.sent_at, mo.attempts, mo.last_error, mo.failed_at
     from contact_messages m left join mail_outbox mo on mo.id = m.id
     where ${source} and ${search} and ${beforeTimeId(sql`m.created_at`, sql`m.id`, c)}
     order by m.created_at desc, m.id desc limit ${o.limit + 1}`);

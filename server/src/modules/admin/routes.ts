@@ -8,6 +8,8 @@ import {
   AdminListQuery,
   AdminMachine,
   AdminMachinePage,
+  AdminMail,
+  AdminMailPage,
   AdminMessagePage,
   AdminOrder,
   AdminOrderPage,
@@ -21,6 +23,7 @@ import {
   FleetQuery,
   IdParam,
   MachineActionParams,
+  MailQuery,
   MessagesQuery,
   OrdersQuery,
   UserActionParams,
@@ -34,6 +37,7 @@ import { auditCsv, listAudit } from './audit';
 import { listUsers } from './users';
 import { listFleet } from './fleet';
 import { listAdjustments, listCourses, listMessages, listOrders } from './lists';
+import { listMail, resendMail } from './mail';
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
 
@@ -94,6 +98,15 @@ export async function adminRoutes(v1: FastifyInstance, ctx: Ctx): Promise<void> 
       );
       r.get('/messages', { schema: { tags, summary: 'Contact Us and Contact Support messages', querystring: MessagesQuery, response: { 200: AdminMessagePage, ...errors } } }, async (req) =>
         listMessages(ctx.db, req.query),
+      );
+
+      r.get('/mail', { schema: { tags, summary: 'Outgoing mail: recipient, kind, state (queued, sent, failed with the reason), times and links', querystring: MailQuery, response: { 200: AdminMailPage, ...errors } } }, async (req) =>
+        listMail(ctx.db, req.query),
+      );
+      // A resend is sent at once (after commit) when an SMTP relay is configured; the audit row keeps the failure.
+      const deliver = () => void ctx.mailer.flush().catch((err) => ctx.log.warn({ err }, 'mail flush after a resend failed'));
+      r.post('/mail/:id/resend', { schema: { tags, summary: 'Queue an outgoing mail again (audited)', params: IdParam, response: { 200: AdminMail, ...errors } } }, async (req) =>
+        resendMail(ctx.db, { sends: ctx.mailer.sends, deliver }, principalOf(req), req.params.id, now()),
       );
 
       r.get('/adjustments', { schema: { tags, summary: 'Hours adjustments in the ledger', querystring: AdminListQuery, response: { 200: AdminAdjustmentPage, ...errors } } }, async (req) =>

@@ -54,6 +54,28 @@ export const MAX_ATTEMPTS = 10;
 const BATCH = 20;
 const CLAIM_MS = 2 * 60_000;
 
+/**
+ * A refusal that another try cannot fix: the relay answered 5xx (no such mailbox, message rejected, relaying denied).
+ * nodemailer puts the SMTP reply code on the error. Connection errors and 4xx answers are worth retrying.
+ */
+export function isPermanent(err: unknown): boolean {
+  const code = (err as { responseCode?: unknown } | null)?.responseCode;
+  return typeof code === 'number' && code >= 500 && code < 600;
+}
+
+/**
+ * An operator's resend: the row goes back to the queue as if new (its tries, error and failure cleared; when and
+ * how often it was resent kept), unless a server is sending it at this moment. False when no such row is free.
+ */
+export async function requeueMail(q: Queryable, id: string, now: Date): Promise<boolean> {
+  const res = await q.execute(sql`
+    update mail_outbox set sent_at = null, failed_at = null, attempts = 0, next_attempt_at = null, last_error = null,
+      claimed_until = null, resent_at = ${now}, resends = resends + 1
+    where id = ${id}::uuid and (claimed_until is null or claimed_until <= ${now})
+    returning id`);
+  return res.rows.length === 1;
+}
+
 /** Wait before the next try after `attempts` failures: 1, 2, 4 … minutes, at most an hour. */
 export function retryDelayMs(attempts: number): number {
   return Math.min(60 * 60_000, 60_000 * 2 ** Math.max(0, attempts - 1));
@@ -86,7 +108,7 @@ export function createMailer(deps: {
       update mail_outbox set claimed_until = ${new Date(now.getTime() + CLAIM_MS)}, attempts = attempts + 1
       where id in (
         select id from mail_outbox
-        where sent_at is null and attempts < ${MAX_ATTEMPTS}
+        where sent_at is null and failed_at is null and attempts < ${MAX_ATTEMPTS}
           and (next_attempt_at is null or next_attempt_at <= ${now})
           and (claimed_until is null or claimed_until <= ${now})
         order by created_at
@@ -115,10 +137,13 @@ export function createMailer(deps: {
           sent += 1;
         } catch (err) {
           const message = String((err as Error).message ?? err).slice(0, 500);
-          const next = new Date(clock.now().getTime() + retryDelayMs(row.attempts));
-          log.warn({ mailId: row.id, attempts: row.attempts, err: message }, 'mail delivery failed');
+          const now = clock.now();
+          const givenUp = isPermanent(err) || row.attempts >= MAX_ATTEMPTS;
+          const next = new Date(now.getTime() + retryDelayMs(row.attempts));
+          log.warn({ mailId: row.id, attempts: row.attempts, err: message, givenUp }, 'mail delivery failed');
           await database.rows(
-            sql`update mail_outbox set last_error = ${message}, next_attempt_at = ${next}, claimed_until = null where id = ${row.id}`,
+            sql`update mail_outbox set last_error = ${message}, next_attempt_at = ${givenUp ? null : next},
+              failed_at = ${givenUp ? now : null}, claimed_until = null where id = ${row.id}`,
           );
         }
       }

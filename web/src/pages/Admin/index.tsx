@@ -10,6 +10,7 @@ const SECTIONS = [
   { path: 'orders', label: 'Orders', page: lazy(() => import('./Orders')) },
   { path: 'courses', label: 'Courses', page: lazy(() => import('./Courses')) },
   { path: 'messages', label: 'Messages', page: lazy(() => import('./Messages')) },
+  { path: 'mail', label: 'Mail', page: lazy(() => import('./Mail')) },
   { path: 'hours', label: 'Hours', page: lazy(() => import('./Hours')) },
   { path: 'audit', label: 'Audit', page: lazy(() => import('./Audit')) },
 ] as const;
