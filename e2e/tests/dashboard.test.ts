@@ -21,7 +21,7 @@ afterEach((ctx) => {
  *  bring 'Online' to the page within it. */
 const PUSH_WINDOW_MS = 25_000;
 
-it('Start Machine → countdown → online by push → Connect tab → Config Details → Stop → offline', async () => {
+it('Start Machine → countdown → online by push → Connect tab → Config Details → Reset machine → Stop → offline', async () => {
   const { page } = await signedInPage(browser, server.base, 'Katherine Johnson');
   const streams: Array<{ idtoken?: string }> = [];
   page.on('request', (r) => {
@@ -74,14 +74,26 @@ it('Start Machine → countdown → online by push → Connect tab → Config De
   expect(await text()).toContain(payload.machineName);
   await tab.close();
 
+  // Reset machine, home erased too: asks first, then the running desktop restarts from the image.
+  await card.getByRole('button', { name: 'Reset machine' }).click();
+  const reset = page.getByRole('dialog', { name: 'Reset machine?' });
+  await reset.waitFor();
+  expect(await reset.innerText()).toContain('programs you installed and changes outside your home folder are removed');
+  await reset.getByRole('checkbox', { name: /Also erase the home folder/ }).check();
+  await snap(page, 'dashboard-04-reset');
+  await reset.getByRole('button', { name: 'Reset machine' }).click();
+  await reset.waitFor({ state: 'detached' });
+  await card.getByText('Processing', { exact: true }).waitFor({ timeout: 60_000 });
+  await card.getByText('Online', { exact: true }).waitFor({ timeout: 180_000 });
+
   // Stop: back to offline with Start Machine.
   await card.getByRole('button', { name: 'Stop' }).click();
   await card.getByText('Offline', { exact: true }).waitFor({ timeout: PUSH_WINDOW_MS });
   await card.getByRole('button', { name: 'Start Machine' }).waitFor();
   expect(await card.getByRole('button', { name: 'Connect' }).count()).toBe(0);
-  await snap(page, 'dashboard-04-stopped');
+  await snap(page, 'dashboard-05-stopped');
 
   await page.getByRole('link', { name: 'Buy more hours' }).click();
   await page.waitForURL(`${server.base}/setup`);
   await page.context().close();
-});
+}, 400_000);

@@ -125,6 +125,7 @@ export function fakeProvider(endpoints: Map<string, Endpoint>): MachineProvider 
     start: async () => {},
     describe: async (id) => (endpoints.has(id) ? { state: 'running', endpoint: endpoints.get(id) } : { state: 'stopped' }),
     stop: async () => {},
+    reset: async () => {},
     destroy: async () => {},
     list: async () => [...endpoints.keys()],
   };

@@ -63,6 +63,7 @@ const provider: MachineProvider = {
   // VNC is not offered: a WebRTC session must never need it.
   describe: async (id) => (agents.has(id) ? { state: 'running', agent: agents.get(id) } : { state: 'stopped' }),
   stop: async () => {},
+  reset: async () => {},
   destroy: async () => {},
   list: async () => [...agents.keys()],
 };

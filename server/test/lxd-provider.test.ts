@@ -141,6 +141,19 @@ EOF`, 120_000);
     }
   }, 600_000);
 
+  it('Reset machine brings the desktop back to the image and keeps the home; asked to, it erases the home too', async () => {
+    await d.shell(b.machineId, 'echo kept > ~/work.txt && echo x > /var/tmp/installed-by-tenant');
+    await d.provider.reset(b.machineId, { homeKey: b.machineId, eraseHome: false });
+    expect((await d.provider.describe(b.machineId)).state).toBe('stopped');
+    await d.provider.start(b);
+    await running(b.machineId);
+    expect((await d.shell(b.machineId, 'cat ~/work.txt; ls /var/tmp | grep -c installed-by-tenant')).out.trim().split('\n')).toEqual(['kept', '0']);
+    await d.provider.reset(b.machineId, { homeKey: b.machineId, eraseHome: true });
+    await d.provider.start(b);
+    await running(b.machineId);
+    expect((await d.shell(b.machineId, 'ls -A ~ | grep -c work.txt')).out.trim()).toBe('0');
+  }, 300_000);
+
   it('destroy removes the instance and its home volume', async () => {
     await d.provider.destroy(b.machineId);
     expect((await d.provider.describe(b.machineId)).state).toBe('stopped');

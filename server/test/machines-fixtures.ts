@@ -81,7 +81,7 @@ export async function fakeRfbServer(): Promise<{ port: number; close(): Promise<
  */
 export function fakeProvider(rfbPort: number) {
   const desktops = new Map<string, { since: number; name: string }>();
-  const calls: { op: 'start' | 'stop'; id: string; homeKey?: string }[] = [];
+  const calls: { op: 'start' | 'stop' | 'reset'; id: string; homeKey?: string; eraseHome?: boolean }[] = [];
   let inFlight = 0;
   const p = {
     upAfterMs: 0 as number | null,
@@ -112,6 +112,10 @@ export function fakeProvider(rfbPort: number) {
     },
     async stop(id: string) {
       calls.push({ op: 'stop', id });
+      desktops.delete(id);
+    },
+    async reset(id: string, o: { homeKey: string; eraseHome: boolean }) {
+      calls.push({ op: 'reset', id, homeKey: o.homeKey, eraseHome: o.eraseHome });
       desktops.delete(id);
     },
     async destroy(id: string) {

@@ -5,6 +5,7 @@ const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' 
 
 export type Desired = 'running' | 'stopped';
 export type Observed = 'offline' | 'processing' | 'online';
+export type ResetKind = 'desktop' | 'home';
 /** Who or what stopped a machine last (migration 0761; the contract's StopKind). */
 export type StoppedBy = 'user' | 'instructor' | 'idle' | 'hours' | 'course-end' | 'operator' | 'failure';
 
@@ -32,6 +33,8 @@ export const machines = pgTable('machines', {
   homeKey: text('home_key'),
   /** The home folder the running desktop was started with. */
   runningHomeKey: text('running_home_key'),
+  /** Reset machine asked for and not yet carried out by the reconciler: 'desktop' (home kept) or 'home' (erased too). */
+  resetRequested: text('reset_requested').$type<ResetKind>(),
   createdAt: ts('created_at').notNull().defaultNow(),
   updatedAt: ts('updated_at').notNull().defaultNow(),
   /** Course machines: a new value from one sequence whenever what the balance shows of it changes (migration 0740). */

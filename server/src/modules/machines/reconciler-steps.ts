@@ -1,6 +1,7 @@
 import { and, eq, ne, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { machines } from '../../db/schema/index';
+import type { ResetKind } from '../../db/schema/machines';
 import type { Clock } from '../../lib/clock';
 import { chargeableUntil, SEEN_GRACE_MS } from './metering';
 import { rfbAnswers } from './providers/rfb';
@@ -24,6 +25,7 @@ export type Row = {
   lastSeenAt: Date | null;
   homeKey: string | null;
   runningHomeKey: string | null;
+  resetRequested: ResetKind | null;
 };
 
 /** The home folder the machine's desktop should have: the seated student's on course machines, else its own. */
@@ -33,6 +35,9 @@ export const wantedHome = (r: Pick<Row, 'id' | 'homeKey'>) => r.homeKey ?? r.id;
 export const runsWantedHome = (m: Pick<Row, 'id' | 'homeKey' | 'runningHomeKey'>) => m.runningHomeKey === null || m.runningHomeKey === wantedHome(m);
 
 export const SEAT_CHANGED = 'The machine was restarted for the student who took its seat.';
+export const RESET_RESTART = 'The machine was reset and is starting again from a fresh desktop.';
+export const resetDone = (kind: ResetKind) =>
+  kind === 'home' ? 'The machine was reset: a fresh desktop and an empty home folder.' : 'The machine was reset to a fresh desktop; the home folder was kept.';
 
 /** What the steps of one reconciler pass use. */
 export interface StepDeps {
@@ -177,10 +182,31 @@ async function startDesktop(d: StepDeps, r: Row): Promise<boolean> {
   }
 }
 
+/**
+ * Reset machine: a running desktop ends (the minutes it was seen running are charged) and comes back from the image
+ * on the next pass; a stopped one is rebuilt at its next start. True when the machine should start again.
+ */
+async function resetDesktop(d: StepDeps, r: Row, kind: ResetKind, now: Date): Promise<boolean> {
+  d.log.info({ machineId: r.id, kind }, 'resetting a machine');
+  await d.provider.stop(r.id);
+  if (r.desired === 'running' && r.observed === 'online') await restartLostDesktop(d, r, { state: 'stopped', reason: RESET_RESTART }, now);
+  if (r.desired === 'stopped' && r.observed !== 'offline') await goOffline(d, r);
+  d.lastHealth.delete(r.id);
+  await d.provider.reset(r.id, { homeKey: wantedHome(r), eraseHome: kind === 'home' });
+  const done = await d.db
+    .update(machines)
+    .set({ resetRequested: null, ...(r.desired === 'stopped' ? { stopReason: resetDone(kind) } : {}), updatedAt: d.clock.now() })
+    .where(and(eq(machines.id, r.id), eq(machines.resetRequested, kind)))
+    .returning({ desired: machines.desired });
+  await d.publish(r.id);
+  return done[0]?.desired === 'running';
+}
+
 /** Brings one machine one step closer to its desired state; true when it is coming up (look again soon). */
 export async function converge(d: StepDeps, row: Row): Promise<boolean> {
   let r = row;
   const now = d.clock.now();
+  if (r.resetRequested) return resetDesktop(d, r, r.resetRequested, now);
   if (r.desired === 'stopped') {
     await goOffline(d, r);
     return false;

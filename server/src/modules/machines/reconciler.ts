@@ -1,4 +1,4 @@
-import { eq, ne, or } from 'drizzle-orm';
+import { eq, isNotNull, ne, or } from 'drizzle-orm';
 import type { Database } from '../../db/client';
 import { machines } from '../../db/schema/index';
 import type { Clock } from '../../lib/clock';
@@ -143,9 +143,10 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
         lastSeenAt: machines.lastSeenAt,
         homeKey: machines.homeKey,
         runningHomeKey: machines.runningHomeKey,
+        resetRequested: machines.resetRequested,
       })
       .from(machines)
-      .where(or(eq(machines.desired, 'running'), ne(machines.observed, 'offline')))) as Row[];
+      .where(or(eq(machines.desired, 'running'), ne(machines.observed, 'offline'), isNotNull(machines.resetRequested)))) as Row[];
   }
 
   async function pass(): Promise<boolean> {

@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { and, eq } from 'drizzle-orm';
-import { SlotAnswer, SlotBody, type SlotStatus } from '@hyperdesk/contract';
+import { and, eq, or } from 'drizzle-orm';
+import { MachineResetAnswer, MachineResetBody, SlotAnswer, SlotBody, type SlotStatus } from '@hyperdesk/contract';
 import type { Ctx } from '../../context';
 import { principalOf } from '../../http/auth';
 import { accountActive } from '../identity/users';
 import { Conflict, NotFound, TooMany } from '../../errors';
-import { machines } from '../../db/schema/index';
+import { courses, machines } from '../../db/schema/index';
 import { UUID } from './service';
 
 export const NO_HOURS_MESSAGE = 'This machine has no runtime hours left. Buy more hours to start it.';
@@ -53,6 +53,28 @@ export async function machinesRoutes(app: FastifyInstance, ctx: Ctx): Promise<vo
         return 'WAIT';
       });
       return status === 'FAILED' ? { status, url, reason: UNAVAILABLE_MESSAGE } : { status, url };
+    },
+  );
+
+  r.post(
+    '/user/slot/reset',
+    { preHandler: app.authenticate, schema: { tags: ['machines'], summary: 'Reset a machine to a fresh desktop', body: MachineResetBody, response: { 200: MachineResetAnswer } } },
+    async (req) => {
+      const uid = principalOf(req).uid;
+      const { packId, eraseHome } = req.body;
+      if (!UUID.test(packId)) throw new NotFound('Machine not found.');
+      await db.transaction(async (tx) => {
+        // The machine's owner, or the instructor of the course it belongs to.
+        const [row] = await tx
+          .select({ id: machines.id })
+          .from(machines)
+          .leftJoin(courses, eq(courses.id, machines.courseId))
+          .where(and(eq(machines.id, packId), or(eq(machines.ownerUserId, uid), eq(courses.ownerUserId, uid))))
+          .for('update', { of: machines });
+        if (!row || !(await accountActive(tx, uid))) throw new NotFound('Machine not found.');
+        await ctx.machines.requestReset(tx, packId, eraseHome ? 'home' : 'desktop');
+      });
+      return { status: 'RESETTING' as const };
     },
   );
 

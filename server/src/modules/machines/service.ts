@@ -1,7 +1,7 @@
 import { and, eq, inArray, or, sql } from 'drizzle-orm';
 import type { Database, Queryable } from '../../db/client';
 import { machines } from '../../db/schema/index';
-import type { StoppedBy } from '../../db/schema/machines';
+import type { ResetKind, StoppedBy } from '../../db/schema/machines';
 import type { Clock } from '../../lib/clock';
 import type { Job } from '../../lib/jobs';
 import type { Ledger } from '../ledger/service';
@@ -22,6 +22,11 @@ export interface Machines {
    * single machine, the instructor for a course machine, or the course's end when the reason says so.
    */
   requestStop(q: Queryable, machineIds: string[], reason?: string, by?: StoppedBy): Promise<void>;
+  /**
+   * Reset machine: the reconciler brings the desktop back to the image ('desktop': the home stays; 'home': erased
+   * too); a running machine restarts fresh, a stopped one gets its fresh desktop at the next start.
+   */
+  requestReset(q: Queryable, machineId: string, kind: ResetKind): Promise<void>;
   /** Where the gateway reaches the desktop; only while the machine is online. */
   endpointOf(machineId: string): Promise<Endpoint | null>;
   /** Where the machine's streaming agent listens (WebRTC signaling), when it is online and one runs. */
@@ -109,6 +114,15 @@ export function createMachines(deps: MachinesDeps): { machines: Machines; jobs: 
       if (changed.length) announce(changed.map((r) => r.id));
     },
     requestStop,
+    async requestReset(q, machineId, kind) {
+      if (!UUID.test(machineId)) return;
+      // 'home' wins over a pending 'desktop' (the stronger request), never the other way round.
+      await q
+        .update(machines)
+        .set({ resetRequested: sql`case when ${machines.resetRequested} = 'home' then 'home' else ${kind} end`, updatedAt: clock.now() })
+        .where(eq(machines.id, machineId));
+      announce([machineId]);
+    },
     async endpointOf(machineId) {
       if (!UUID.test(machineId)) return null;
       const [row] = await db.select({ observed: machines.observed }).from(machines).where(eq(machines.id, machineId));

@@ -3,6 +3,7 @@ import { Link } from 'react-router';
 import { ConfigDetailsDialog } from './ConfigDetailsDialog';
 import { ConnectButton } from './ConnectButton';
 import { MachineCard } from './MachineCard';
+import { ResetMachineDialog } from './ResetMachineDialog';
 import type { MachineRowProps } from './rows';
 import { useSlotAction } from './useSlotAction';
 import styles from './Dashboard.module.css';
@@ -13,6 +14,7 @@ export const STARTING_TOOLTIP = 'Your machine is starting, please wait';
 export function SingleMachineRow({ entry }: MachineRowProps) {
   const { busy, failure, start, stop } = useSlotAction(entry.packId);
   const [configOpen, setConfigOpen] = useState(false);
+  const [resetOpen, setResetOpen] = useState(false);
   const offline = entry.instanceStatus === 'offline';
   const noHours = entry.timeLeft <= 0;
 
@@ -42,12 +44,18 @@ export function SingleMachineRow({ entry }: MachineRowProps) {
       actions={actions}
       failure={failure}
       links={
-        <button type="button" className={styles.textLink} onClick={() => setConfigOpen(true)}>
-          Config Details
-        </button>
+        <>
+          <button type="button" className={styles.textLink} onClick={() => setConfigOpen(true)}>
+            Config Details
+          </button>
+          <button type="button" className={styles.textLink} onClick={() => setResetOpen(true)}>
+            Reset machine
+          </button>
+        </>
       }
     >
       <ConfigDetailsDialog open={configOpen} onOpenChange={setConfigOpen} machineName={entry.machineName} config={entry.machineConfig} />
+      <ResetMachineDialog packId={entry.packId} machineName={entry.machineName} open={resetOpen} onOpenChange={setResetOpen} />
     </MachineCard>
   );
 }

@@ -364,6 +364,14 @@ export function createLocalProvider(opts: LocalProviderOptions): MachineProvider
         rmSync(homeOf(machineId), { recursive: true, force: true });
       }),
 
+    // A sandbox's root is the host's, read-only: what a desktop changes outside its home lives in its run dir.
+    reset: (machineId, { homeKey, eraseHome }) =>
+      serialized(machineId, async () => {
+        await cleanup(machineId);
+        rmSync(dirOf(machineId), { recursive: true, force: true });
+        if (eraseHome) rmSync(homeOf(homeKey), { recursive: true, force: true });
+      }),
+
     async removeHome(homeKey) {
       rmSync(homeOf(homeKey), { recursive: true, force: true });
     },

@@ -39,6 +39,11 @@ export interface MachineProvider {
   stop(machineId: string): Promise<void>;
   /** stop + remove the home folder. */
   destroy(machineId: string): Promise<void>;
+  /**
+   * Reset machine: ends the desktop and brings it back to the image (what was installed or changed outside the
+   * home goes); with `eraseHome`, the home of `homeKey` is erased too. The next start builds it afresh. Idempotent.
+   */
+  reset(machineId: string, opts: { homeKey: string; eraseHome: boolean }): Promise<void>;
   /** Deletes a home folder that no machine uses any more (course data retention); idempotent. */
   removeHome?(homeKey: string): Promise<void>;
   /** Machine ids with live processes (adopted or cleaned up on boot). */

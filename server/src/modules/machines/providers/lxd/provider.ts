@@ -45,6 +45,14 @@ interface InstanceInfo {
 }
 
 const notFound = (err: unknown) => err instanceof LxdError && err.status === 404;
+/** A delete of something already gone is done. */
+const ignoreMissing = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (err: unknown) => {
+      if (!notFound(err)) throw err;
+    },
+  );
 
 /**
  * Machines as LXD (or Incus) system containers: one instance per machine from the desktop image, with the
@@ -236,18 +244,22 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
     destroy: (machineId) =>
       serialized(machineId, async () => {
         await setState(machineId, 'stop');
-        await lxd.send('DELETE', `/1.0/instances/${instanceOf(machineId)}`).catch((err: unknown) => {
-          if (!notFound(err)) throw err;
-        });
-        await lxd.send('DELETE', `/1.0/storage-pools/${opts.pool}/volumes/custom/${volumeOf(machineId)}`).catch((err: unknown) => {
-          if (!notFound(err)) throw err;
-        });
+        await ignoreMissing(lxd.send('DELETE', `/1.0/instances/${instanceOf(machineId)}`));
+        await ignoreMissing(lxd.send('DELETE', `/1.0/storage-pools/${opts.pool}/volumes/custom/${volumeOf(machineId)}`));
+      }),
+
+    reset: (machineId, { homeKey, eraseHome }) =>
+      serialized(machineId, async () => {
+        seenUp.delete(machineId);
+        silentFrom.delete(machineId);
+        await setState(machineId, 'stop');
+        // The root disk goes with the instance; the next start makes a new one from the image.
+        await ignoreMissing(lxd.send('DELETE', `/1.0/instances/${instanceOf(machineId)}`));
+        if (eraseHome) await ignoreMissing(lxd.send('DELETE', `/1.0/storage-pools/${opts.pool}/volumes/custom/${volumeOf(homeKey)}`));
       }),
 
     async removeHome(homeKey) {
-      await lxd.send('DELETE', `/1.0/storage-pools/${opts.pool}/volumes/custom/${volumeOf(homeKey)}`).catch((err: unknown) => {
-        if (!notFound(err)) throw err;
-      });
+      await ignoreMissing(lxd.send('DELETE', `/1.0/storage-pools/${opts.pool}/volumes/custom/${volumeOf(homeKey)}`));
     },
 
     async list() {
