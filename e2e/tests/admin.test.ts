@@ -165,6 +165,6 @@ it('an operator runs every console section and adjusts hours that show in the ba
 
   // The buyer's balance shows the 90 minutes.
   await buyer.goto(`${server.base}/dashboard`);
-  await expect.poll(async () => buyer.getByText(/hours left/).first().innerText(), { timeout: 15_000 }).toMatch(/11\.5\s+of 10 hours left/);
+  await expect.poll(async () => buyer.getByText(/hours left/).first().innerText(), { timeout: 15_000 }).toMatch(/11\.5\s+of 11\.5 hours left/); // added minutes count in the total (issue 22c)
   await snap(buyer, 'admin-buyer-balance');
 });
