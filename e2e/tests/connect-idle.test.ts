@@ -32,7 +32,7 @@ it("warns 'Still there?' in the connect tab, keeps the machine on request, then 
   await dialog.waitFor({ state: 'detached' });
 
   // Nobody answers the next warning: the machine stops and the tab says why.
-  await tab.getByRole('heading', { name: 'Your machine was stopped' }).waitFor({ timeout: 150_000 });
+  await tab.getByRole('heading', { name: 'This machine was stopped' }).waitFor({ timeout: 150_000 });
   expect(await tab.getByText('Stopped after 1 minute without use.').count()).toBe(1);
   await snap(tab, 'connect-08-stopped-idle');
   await b.context.close();

@@ -126,7 +126,7 @@ it('buy → start → Connect: the desktop in a new tab, typing, clipboard, disc
   // Stopped from the dashboard while connected: the tab says so.
   await page.reload();
   await page.getByRole('article').getByRole('button', { name: 'Stop' }).click();
-  await tab.getByRole('heading', { name: 'Your machine was stopped' }).waitFor({ timeout: 30_000 });
+  await tab.getByRole('heading', { name: 'This machine was stopped' }).waitFor({ timeout: 30_000 });
   await snap(tab, 'connect-04-stopped');
 
   // Opened again while offline.

@@ -197,6 +197,12 @@ class Peer:
             # xclip forks and keeps owning the selection after we have written it.
             subprocess.run(['xclip', '-selection', 'clipboard', '-i'], input=text.encode(), timeout=3,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            # The tab sends a paste key right after the text: hold the input queue until the desktop's clipboard has it.
+            for _ in range(20):
+                out = subprocess.run(['xclip', '-selection', 'clipboard', '-o'], capture_output=True, timeout=1)
+                if out.returncode == 0 and out.stdout.decode('utf-8', 'replace') == text:
+                    break
+                time.sleep(0.025)
         except (OSError, subprocess.SubprocessError):
             pass
 

@@ -40,7 +40,11 @@ class XInput:
         self.lock = threading.Lock()
         self.keys = {}  # keysym -> keycode held down
         self.buttons = set()
-        self.spare = None  # a keycode without keysyms, borrowed for keysyms the keymap lacks
+        # Keycodes without keysyms, borrowed in turn for keysyms the keymap lacks ('€', 'ñ' on a US map). Each new
+        # character takes the next one: a client that reads its key press after the map changed again (typed text
+        # comes fast) would otherwise see the newer character on the same keycode.
+        self.spares = None
+        self.next_spare = 0
 
     def size(self):
         with self.lock:
@@ -75,18 +79,21 @@ class XInput:
                 self.button(b, False)
 
     def _spare_code(self):
-        if self.spare is None:
+        if self.spares is None:
             lo, hi = ctypes.c_int(), ctypes.c_int()
             _x11.XDisplayKeycodes(self.dpy, ctypes.byref(lo), ctypes.byref(hi))
             per = ctypes.c_int()
             n = hi.value - lo.value + 1
             m = _x11.XGetKeyboardMapping(self.dpy, lo.value, n, ctypes.byref(per))
-            for i in range(n - 1, -1, -1):
-                if all(m[i * per.value + j] == 0 for j in range(per.value)):
-                    self.spare = lo.value + i
-                    break
+            self.spares = [lo.value + i for i in range(n - 1, -1, -1) if all(m[i * per.value + j] == 0 for j in range(per.value))]
             _x11.XFree(m)
-        return self.spare
+        held = set(self.keys.values())
+        for _ in range(len(self.spares)):
+            code = self.spares[self.next_spare % len(self.spares)]
+            self.next_spare += 1
+            if code not in held:
+                return code
+        return None
 
     def key(self, keysym, down):
         keysym = int(keysym)

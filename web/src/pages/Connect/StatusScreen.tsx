@@ -118,9 +118,10 @@ export function StatusScreen({ machineName, role, phase, processingSince, stopRe
       );
     case 'stopped':
       return (
-        <Screen title="Your machine was stopped" tone="warn">
+        <Screen title="This machine was stopped" tone="warn">
           <p className={styles.reason}>{phase.reason}</p>
-          <p>Your files are kept. Start it again from your dashboard.</p>
+          {/* Students do not start course machines: their instructor does. */}
+          <p>Your files are kept. {student ? 'Ask your instructor to start it.' : 'Start it again from your dashboard.'}</p>
           <div className={styles.buttons}>
             <Dashboard />
             {retry('Reconnect')}

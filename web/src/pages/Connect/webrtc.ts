@@ -31,12 +31,24 @@ function codecs(): ('h264' | 'vp8')[] {
   return out;
 }
 
+/** The browser's paste shortcuts: Ctrl+V (Ctrl+Shift+V too) and Shift+Insert. */
+function isPasteKey(e: KeyboardEvent): boolean {
+  if (e.altKey || e.metaKey) return false;
+  return (e.ctrlKey && e.key.toLowerCase() === 'v') || (e.shiftKey && !e.ctrlKey && e.key === 'Insert');
+}
+
 /**
  * The desktop as WebRTC video: signaling over the gateway socket (the agent offers, we answer), a <video> in
  * `target`, and mouse and keyboard sent over the data channel 'input' as X events. Plain TypeScript.
  */
 export class RtcStream {
   readonly video: HTMLVideoElement;
+  /** Where the keyboard goes: an invisible text field, so text without key events (IME, compose, dictation) and
+   *  the browser's paste reach the tab too. */
+  private readonly keys: HTMLTextAreaElement;
+  /** The key of a Ctrl+V / Shift+Insert waiting for the browser's paste event (it goes after the text). */
+  private pendingPaste: { code: string; s: number } | null = null;
+  private pasteTimer: ReturnType<typeof setTimeout> | null = null;
   private pc: RTCPeerConnection | null = null;
   private dc: RTCDataChannel | null = null;
   private iceServers: IceServer[] = [];
@@ -67,6 +79,17 @@ export class RtcStream {
     v.style.cssText = 'position:absolute;inset:0;width:100%;height:100%;object-fit:contain;outline:none;background:#0b1020';
     target.appendChild(v);
     this.video = v;
+    const k = document.createElement('textarea');
+    k.dataset.testid = 'desktop-keys';
+    k.setAttribute('aria-label', 'Keyboard input for the desktop');
+    k.autocomplete = 'off';
+    k.spellcheck = false;
+    k.setAttribute('autocapitalize', 'off');
+    k.setAttribute('autocorrect', 'off');
+    // Over the video's top left corner (an IME shows its candidates there), invisible and never in the way of the mouse.
+    k.style.cssText = 'position:absolute;left:0;top:0;width:1px;height:1px;opacity:0;pointer-events:none;resize:none;border:0;padding:0;overflow:hidden';
+    target.appendChild(k);
+    this.keys = k;
     this.bindInput();
     this.watchSize();
   }
@@ -216,13 +239,34 @@ export class RtcStream {
 
   /** Captures the mouse for mouse-look (relative motion while locked); keys go to the desktop too. */
   lockPointer(): void {
-    this.video.focus({ preventScroll: true });
+    this.keys.focus({ preventScroll: true });
     // Chrome answers with a promise that rejects when the lock is refused (no user gesture, a frame without it).
     void Promise.resolve((this.video.requestPointerLock as () => Promise<void> | void)?.call(this.video)).catch(() => undefined);
   }
 
   focus(): void {
-    this.video.focus({ preventScroll: true });
+    this.keys.focus({ preventScroll: true });
+  }
+
+  /** One key press and release for each character (the agent maps a keysym the desktop's keymap lacks). */
+  typeText(text: string): void {
+    for (const ch of text.replace(/\r\n?/g, '\n')) {
+      const s = ch === '\n' ? 0xff0d : ch === '\t' ? 0xff09 : ch === '\b' ? 0xff08 : keysymOf({ key: ch, code: '' });
+      if (s === null) continue;
+      this.send({ t: 'k', s, d: true });
+      this.send({ t: 'k', s, d: false });
+    }
+  }
+
+  /** The paste key goes to the desktop once its clipboard holds the pasted text (or at once without a paste event). */
+  private sendPasteKey(): void {
+    if (this.pasteTimer) clearTimeout(this.pasteTimer);
+    this.pasteTimer = null;
+    const p = this.pendingPaste;
+    this.pendingPaste = null;
+    if (!p) return;
+    this.held.set(p.code, p.s);
+    this.send({ t: 'k', s: p.s, d: true });
   }
 
   private point(e: MouseEvent): { x: number; y: number } | null {
@@ -243,14 +287,21 @@ export class RtcStream {
       v.addEventListener(type, fn as EventListener);
       this.removers.push(() => v.removeEventListener(type, fn as EventListener));
     };
+    const k = this.keys;
+    const addKeys = <K extends keyof HTMLElementEventMap>(type: K, fn: (e: HTMLElementEventMap[K]) => void) => {
+      k.addEventListener(type, fn as EventListener);
+      this.removers.push(() => k.removeEventListener(type, fn as EventListener));
+    };
     const locked = () => document.pointerLockElement === v;
+    // The video itself never keeps the focus: the keyboard goes through the text field.
+    add('focus', () => k.focus({ preventScroll: true }));
     add('mousemove', (e) => {
       if (locked()) return this.send({ t: 'r', dx: e.movementX, dy: e.movementY });
       const p = this.point(e);
       if (p) this.send({ t: 'm', ...p });
     });
     add('mousedown', (e) => {
-      v.focus({ preventScroll: true });
+      k.focus({ preventScroll: true });
       const p = this.point(e);
       if (p && !locked()) this.send({ t: 'm', ...p });
       this.send({ t: 'b', b: [1, 2, 3][e.button] ?? 1, d: true });
@@ -262,14 +313,22 @@ export class RtcStream {
       e.preventDefault();
       this.send({ t: 'w', dy: Math.sign(e.deltaY), dx: Math.sign(e.deltaX) });
     });
-    add('keydown', (e) => {
+    addKeys('keydown', (e) => {
       const s = keysymOf(e);
-      if (s === null) return;
+      if (s === null || e.isComposing) return;
+      if (isPasteKey(e)) {
+        // Not prevented: the browser answers with a paste event carrying this computer's clipboard (no permission
+        // needed); its text becomes the desktop's clipboard first, then the key goes so the desktop app pastes it.
+        this.pendingPaste = { code: e.code, s };
+        this.pasteTimer = setTimeout(() => this.sendPasteKey(), 100);
+        return;
+      }
       e.preventDefault();
       this.held.set(e.code, s);
       this.send({ t: 'k', s, d: true });
     });
-    add('keyup', (e) => {
+    addKeys('keyup', (e) => {
+      if (this.pendingPaste?.code === e.code) this.sendPasteKey();
       const s = this.held.get(e.code) ?? keysymOf(e);
       this.held.delete(e.code);
       if (s === null) return;
@@ -278,11 +337,30 @@ export class RtcStream {
     });
     // Leaving the tab mid-chord (Alt+Tab, a click outside the video, another tab) must not leave Ctrl or a
     // button pressed on the desktop: the agent lets go of everything it holds.
+    addKeys('paste', (e) => {
+      e.preventDefault();
+      const text = e.clipboardData?.getData('text/plain') ?? '';
+      if (text) this.paste(text);
+      this.sendPasteKey();
+    });
+    // Text that comes without key events: an IME's or compose's result, dictation, an on-screen keyboard.
+    addKeys('input', (e) => {
+      const ie = e as InputEvent;
+      if (ie.inputType === 'insertCompositionText' || ie.isComposing) return;
+      if (ie.inputType === 'deleteContentBackward') this.typeText('\b');
+      else if (ie.inputType.startsWith('insert')) this.typeText(ie.data ?? ie.dataTransfer?.getData('text/plain') ?? '');
+      k.value = '';
+    });
+    addKeys('compositionend', (e) => {
+      this.typeText(e.data);
+      k.value = '';
+    });
     const release = () => {
+      this.pendingPaste = null;
       this.held.clear();
       this.send({ t: 'reset' });
     };
-    add('blur', release);
+    addKeys('blur', release);
     const onHidden = () => document.visibilityState === 'hidden' && release();
     window.addEventListener('blur', release);
     document.addEventListener('visibilitychange', onHidden);
@@ -326,6 +404,7 @@ export class RtcStream {
   }
 
   close(): void {
+    if (this.pasteTimer) clearTimeout(this.pasteTimer);
     this.removers.forEach((r) => r());
     this.removers = [];
     this.pc?.close();
@@ -333,5 +412,6 @@ export class RtcStream {
     this.dc = null;
     this.video.srcObject = null;
     this.video.remove();
+    this.keys.remove();
   }
 }

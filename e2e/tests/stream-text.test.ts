@@ -1,0 +1,44 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
+import { readHome, streamingTab, terminalOutput } from './stream-helpers';
+
+let server: RunningServer;
+let browser: Browser;
+beforeAll(async () => {
+  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+it('Ctrl+V pastes the local clipboard into the terminal, text without key events arrives intact, a stop from another tab shows at once', async () => {
+  const b = await streamingTab(server, browser, 'Text Tester');
+  const { tab } = b;
+  await b.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.base });
+  // The terminal has the keyboard (the line is typed again until it does).
+  expect(await terminalOutput(server, b, 'echo ready', 'ready.txt')).toBe('ready\n');
+
+  // Ctrl+V: this computer's clipboard becomes the desktop's, then the key reaches xterm, which pastes it.
+  await tab.evaluate(() => navigator.clipboard.writeText('pasted from here 42'));
+  await tab.keyboard.type("echo '", { delay: 15 });
+  await tab.keyboard.press('Control+V');
+  await tab.keyboard.type("' > pasted.txt\n", { delay: 15 });
+  await expect.poll(() => readHome(server, b.machineId, 'pasted.txt'), { timeout: 15_000 }).toBe('pasted from here 42\n');
+
+  // Text that comes without key events (an IME's, dictation's): each character arrives, whatever the keymap lacks.
+  await tab.keyboard.type("echo '", { delay: 15 });
+  await tab.keyboard.insertText('café ü € ñ ß');
+  await tab.keyboard.type("' > typed.txt\n", { delay: 15 });
+  await expect.poll(() => readHome(server, b.machineId, 'typed.txt'), { timeout: 15_000 }).toBe('café ü € ñ ß\n');
+  await snap(tab, 'stream-text-typed');
+
+  // Stopped from the dashboard in another tab: the connect tab says so within seconds, and what to do next.
+  await b.page.goto(`${server.base}/dashboard`);
+  await b.page.getByRole('article').getByRole('button', { name: 'Stop' }).click();
+  await tab.getByRole('heading', { name: 'This machine was stopped' }).waitFor({ timeout: 10_000 });
+  expect(await tab.getByText('Start it again from your dashboard.', { exact: false }).count()).toBe(1);
+  await snap(tab, 'stream-text-stopped');
+  await b.context.close();
+}, 240_000);
