@@ -23,6 +23,9 @@ export default defineConfig({
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     exclude: ['**/node_modules/**', ...(process.env.DB_TESTS_ONLY === '1' ? DATABASE_FREE : [])],
     pool: 'forks',
+    // Most files wait on servers, desktops and databases rather than compute: two at a time even on 2 cores
+    // (vitest's default there is one).
+    maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },
