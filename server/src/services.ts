@@ -5,6 +5,7 @@ import type { Database } from './db/client';
 import type { Clock } from './lib/clock';
 import { systemClock } from './lib/clock';
 import { createTokens } from './modules/identity/tokens';
+import { createHourAlerts, hourAlertsJob } from './modules/alerts/service';
 import { createLedger, ledgerExpiryJob } from './modules/ledger/service';
 import { createCatalog } from './modules/catalog/service';
 import { createBilling } from './modules/billing/service';
@@ -69,6 +70,7 @@ export async function createContext(deps: AppDeps, log: FastifyBaseLogger): Prom
   ctx.jobs.push(connect.idleJob, connect.aliveJob);
   ctx.jobs.push(...machines.jobs);
   ctx.jobs.push(ledgerExpiryJob(ledger, clock), ...billing.jobs);
+  ctx.jobs.push(hourAlertsJob(createHourAlerts({ db, mailer, clock, publicUrl: deps.config.publicUrl }), () => machines.machines.reconciler.isLeader()));
   ctx.jobs.push(identityCleanupJob(db, clock));
   ctx.jobs.push({ name: 'rate-limit-cleanup', intervalMs: 60_000, runOnce: async () => void (await counters.sweep()) });
   if (mailer.sends) ctx.jobs.push({ name: 'mail', intervalMs: 10_000, runOnce: async () => void (await mailer.flush()) });
