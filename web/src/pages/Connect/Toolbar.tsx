@@ -1,3 +1,4 @@
+import { useEffect, useId, useRef, useState } from 'react';
 import { formatHours } from '../../lib/format';
 import type { Phase, Transport } from './desktop';
 import type { Quality } from './webrtc';
@@ -55,11 +56,30 @@ const statusText: Partial<Record<Phase['kind'], string>> = {
   starting: 'Starting…',
 };
 
+/**
+ * One row at any width: on a narrow window (CSS breakpoint) the controls fold into a panel under "More"; a long
+ * machine or course name is cut with an ellipsis rather than pushing the controls to a second row.
+ */
 export function Toolbar(p: ToolbarProps) {
   const connected = p.phase.kind === 'connected';
   const quality = qualityOf(p.rttMs);
+  const [moreOpen, setMoreOpen] = useState(false);
+  const bar = useRef<HTMLElement>(null);
+  const actionsId = useId();
+  // The panel closes on Escape and on a click anywhere outside the toolbar (document listeners: house rule 8).
+  useEffect(() => {
+    if (!moreOpen) return;
+    const onKey = (e: KeyboardEvent) => e.key === 'Escape' && setMoreOpen(false);
+    const onDown = (e: PointerEvent) => !bar.current?.contains(e.target as Node) && setMoreOpen(false);
+    document.addEventListener('keydown', onKey);
+    document.addEventListener('pointerdown', onDown);
+    return () => {
+      document.removeEventListener('keydown', onKey);
+      document.removeEventListener('pointerdown', onDown);
+    };
+  }, [moreOpen]);
   return (
-    <header className={styles.toolbar}>
+    <header ref={bar} className={styles.toolbar}>
       <div className={styles.identity}>
         <h1 className={styles.name} title={p.machineName}>{p.machineName}</h1>
         <span className={styles.status} data-phase={p.phase.kind}>{statusText[p.phase.kind] ?? 'Not connected'}</span>
@@ -75,7 +95,10 @@ export function Toolbar(p: ToolbarProps) {
           </span>
         ) : null}
       </div>
-      <div className={styles.actions}>
+      <button type="button" className={`${styles.tool} ${styles.more}`} aria-expanded={moreOpen} aria-controls={actionsId} onClick={() => setMoreOpen((o) => !o)}>
+        More
+      </button>
+      <div id={actionsId} className={styles.actions} data-open={moreOpen}>
         <span className={styles.transport} data-testid="transport" title="How the desktop reaches you">
           {p.transport === 'webrtc' ? 'WebRTC' : 'VNC'}
         </span>

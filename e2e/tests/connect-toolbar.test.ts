@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Browser, Locator, Page } from 'playwright-core';
+import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
+import { connectHref } from './connect-helpers';
+import { streamingTab } from './stream-helpers';
+
+let server: RunningServer;
+let browser: Browser;
+beforeAll(async () => {
+  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+/** Fully inside the window (not cut off at its right edge, not below it). */
+async function inView(tab: Page, l: Locator): Promise<boolean> {
+  const box = await l.boundingBox();
+  const vp = tab.viewportSize()!;
+  return !!box && box.width > 0 && box.x >= 0 && box.y >= 0 && box.x + box.width <= vp.width && box.y + box.height <= vp.height;
+}
+
+const toolbarHeight = (tab: Page) => tab.locator('header').evaluate((el) => el.getBoundingClientRect().height);
+
+it('the toolbar keeps one row: at 360×740 every control is reachable under More; at 1440 px a long name does not wrap it', async () => {
+  const b = await streamingTab(server, browser, 'Toolbar Tester');
+  const { tab } = b;
+
+  // 1440 px wide, a long course name: one row, the name cut with an ellipsis, every control in the row.
+  const long = 'Advanced Real-Time Rendering with Unreal Engine 5 — Spring Cohort 2027, Section B (Evening)';
+  const wide = await b.context.newPage();
+  await wide.setViewportSize({ width: 1440, height: 900 });
+  await wide.goto(connectHref(server.base, b.machineId, long));
+  await wide.locator('main[data-phase="connected"]').waitFor({ timeout: 60_000 });
+  expect(await toolbarHeight(wide)).toBeLessThan(60);
+  expect(await wide.getByRole('button', { name: 'More' }).isVisible()).toBe(false);
+  for (const name of ['Use VNC', 'Lock mouse', 'Stats', 'Clipboard', 'Full screen', 'Disconnect']) {
+    expect(await inView(wide, wide.getByRole('button', { name, exact: true })), name).toBe(true);
+  }
+  await snap(wide, 'connect-toolbar-1440-long-name');
+  await wide.close();
+  // The desktop had one viewer at a time: the first tab takes it back.
+  await tab.locator('main[data-phase="connected"]').waitFor({ timeout: 60_000 });
+
+  // A phone: 360×740. One row with the name, the hours and More; the rest is in More's panel.
+  await tab.setViewportSize({ width: 360, height: 740 });
+  await expect.poll(() => toolbarHeight(tab)).toBeLessThan(60);
+  const more = tab.getByRole('button', { name: 'More' });
+  expect(await inView(tab, more)).toBe(true);
+  expect(await inView(tab, tab.getByTestId('hours-left'))).toBe(true);
+  await snap(tab, 'connect-toolbar-360');
+  await more.click();
+  expect(await more.getAttribute('aria-expanded')).toBe('true');
+  expect(await tab.getByRole('button', { name: 'Clipboard' }).isEnabled()).toBe(true);
+  const controls = [
+    tab.getByTestId('transport'),
+    tab.getByTestId('switch-transport'),
+    tab.getByRole('button', { name: 'Lock mouse' }),
+    tab.getByTestId('video-quality'),
+    tab.getByRole('button', { name: 'Stats' }),
+    tab.getByRole('button', { name: 'Clipboard' }),
+    tab.getByRole('button', { name: 'Full screen' }),
+    tab.getByRole('button', { name: 'Disconnect' }),
+  ];
+  for (const c of controls) expect(await inView(tab, c), await c.evaluate((el) => el.textContent ?? '')).toBe(true);
+  await snap(tab, 'connect-toolbar-360-more');
+
+  // They work from the panel: Stats, Quality, Clipboard; Escape closes the panel, More opens it again.
+  await tab.getByRole('button', { name: 'Stats' }).click();
+  await tab.getByTestId('stream-stats').waitFor();
+  await tab.getByTestId('video-quality').selectOption('medium');
+  expect(await tab.getByTestId('video-quality').inputValue()).toBe('medium');
+  await tab.getByRole('button', { name: 'Clipboard' }).click();
+  await tab.getByRole('region', { name: 'Clipboard' }).waitFor();
+  expect(await inView(tab, tab.getByRole('button', { name: 'Send to machine' }))).toBe(true);
+  await tab.keyboard.press('Escape');
+  await expect.poll(() => more.getAttribute('aria-expanded')).toBe('false');
+  expect(await tab.getByRole('button', { name: 'Disconnect' }).isVisible()).toBe(false);
+  await snap(tab, 'connect-toolbar-360-clipboard');
+  await more.click();
+  await tab.getByRole('button', { name: 'Disconnect' }).click();
+  await tab.getByRole('heading', { name: "You're disconnected" }).waitFor();
+  expect(await inView(tab, tab.getByRole('button', { name: 'Reconnect' }))).toBe(true);
+  await b.context.close();
+}, 240_000);
