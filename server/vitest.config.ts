@@ -23,9 +23,9 @@ export default defineConfig({
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     exclude: ['**/node_modules/**', ...(process.env.DB_TESTS_ONLY === '1' ? DATABASE_FREE : [])],
     pool: 'forks',
-    // Most files wait on servers, desktops and databases rather than compute: two at a time even on 2 cores
-    // (vitest's default there is one).
-    maxWorkers: 2,
+    // One file at a time: the local provider's sandboxes of two test files (two data dirs) end each other's desktops
+    // as orphans, which the lxd provider's per-deployment projects do not; two at a time waits for that provider to go.
+    maxWorkers: 1,
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },
