@@ -40,6 +40,12 @@ it('the toolbar keeps one row: at 360×740 every control is reachable under More
   }
   await snap(wide, 'connect-toolbar-1440-long-name');
   await wide.close();
+  // At 1280 px (the other tests' window) too, every control stays in the row.
+  expect(await toolbarHeight(tab)).toBeLessThan(60);
+  for (const name of ['Use VNC', 'Lock mouse', 'Stats', 'Clipboard', 'Full screen', 'Disconnect']) {
+    expect(await inView(tab, tab.getByRole('button', { name, exact: true })), name).toBe(true);
+  }
+  await snap(tab, 'connect-toolbar-1280');
   // The desktop had one viewer at a time: the first tab takes it back.
   await tab.locator('main[data-phase="connected"]').waitFor({ timeout: 60_000 });
 

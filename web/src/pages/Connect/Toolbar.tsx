@@ -111,7 +111,7 @@ export function Toolbar(p: ToolbarProps) {
               Lock mouse
             </button>
             <label className={styles.qualityPick} title="Auto fits the picture to your link; High, Medium and Low cap it at about 3, 1 and 0.5 Mbit/s">
-              Quality
+              <span className={styles.qualityLabel}>Quality</span>
               <select className={styles.tool} value={p.quality} onChange={(e) => p.onQuality(e.target.value as Quality)} data-testid="video-quality">
                 {QUALITY_LABELS.map(([q, label]) => (
                   <option key={q} value={q}>
