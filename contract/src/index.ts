@@ -8,3 +8,4 @@ export * from './contact';
 export * from './connect';
 export * from './admin';
 export * from './dates';
+export * from './hours';

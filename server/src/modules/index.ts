@@ -12,6 +12,7 @@ import { connectRoutes } from './connect/routes';
 import { metricsPage } from './metrics/routes';
 import { courseRoutes } from './courses/routes';
 import { adminRoutes } from './admin/routes';
+import { hoursRoutes } from './alerts/routes';
 
 /** The /v1 route modules, one per domain (each adds its line here). */
 export async function registerModules(v1: FastifyInstance, ctx: Ctx): Promise<void> {
@@ -21,6 +22,7 @@ export async function registerModules(v1: FastifyInstance, ctx: Ctx): Promise<vo
   await catalogRoutes(v1, ctx);
   await billingRoutes(v1, ctx);
   await walletRoutes(v1, ctx);
+  await hoursRoutes(v1, ctx);
   await machinesRoutes(v1, ctx);
   await connectRoutes(v1, ctx);
   await courseRoutes(v1, ctx);

@@ -323,6 +323,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/user/hours/notices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** GET /v1/user/hours/notices */
+        get: operations["getUserHoursNotices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/user/slot": {
         parameters: {
             query?: never;
@@ -1654,6 +1671,51 @@ export interface operations {
                                 student: string | null;
                             }[];
                             rosterSize?: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        statusCode: number;
+                        error: string;
+                        message: string;
+                        code?: string;
+                        reqId: string;
+                    };
+                };
+            };
+        };
+    };
+    getUserHoursNotices: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        notices: {
+                            packId: string;
+                            runOutAt: string | null;
+                            alert: {
+                                /** @enum {string} */
+                                kind: "low-20" | "low-1h" | "expiry-3d";
+                                text: string;
+                            } | null;
                         }[];
                     };
                 };
