@@ -45,10 +45,10 @@ sed 's#</applications>#<application title="glxgears"><focus>no</focus></applicat
 openbox "${obcfg[@]}" &
 tint2 &
 pcmanfm "$HOME" &
-# Ctrl+V, Ctrl+Shift+V and Shift+Insert paste the clipboard in the terminal as in the browser (the connect tab sends
-# the local clipboard first, then the key).
+# Ctrl+V and Ctrl+Shift+V paste the clipboard in the terminal as in the browser (the connect tab sends the local
+# clipboard first, then the key); Shift+Insert pastes the primary selection, which the agent sets to the same text.
 xterm -title "$NAME" -fa 'DejaVu Sans Mono' -fs 11 -geometry 100x30+48+64 \
-  -xrm 'XTerm*VT100.translations: #override Ctrl <Key>v: insert-selection(CLIPBOARD)\n Ctrl Shift <Key>V: insert-selection(CLIPBOARD)\n Shift <Key>Insert: insert-selection(CLIPBOARD)' -e bash -c 'printf "\033[1m%s\033[0m\nThis is your Hyperdesk machine. Files in your home folder (~) are kept when it stops.\n\n" "$0"; cd; exec bash -l' "$NAME" &
+  -xrm 'XTerm*VT100.translations: #override Ctrl <Key>v: insert-selection(CLIPBOARD)\n Ctrl Shift <Key>V: insert-selection(CLIPBOARD)' -e bash -c 'printf "\033[1m%s\033[0m\nThis is your Hyperdesk machine. Files in your home folder (~) are kept when it stops.\n\n" "$0"; cd; exec bash -l' "$NAME" &
 ( read -t 1 -u 9; LIBGL_ALWAYS_SOFTWARE=1 exec nice -n 19 glxgears -geometry 320x320+1360+64 ) &
 gpid=$!
 gcpu=0

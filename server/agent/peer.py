@@ -195,8 +195,10 @@ class Peer:
         self.clip = text
         try:
             # xclip forks and keeps owning the selection after we have written it.
-            subprocess.run(['xclip', '-selection', 'clipboard', '-i'], input=text.encode(), timeout=3,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            # Both selections: Ctrl+V pastes the clipboard, Shift+Insert (xterm, VNC viewers) the primary selection.
+            for sel in ('primary', 'clipboard'):
+                subprocess.run(['xclip', '-selection', sel, '-i'], input=text.encode(), timeout=3,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             # The tab sends a paste key right after the text: hold the input queue until the desktop's clipboard has it.
             for _ in range(20):
                 out = subprocess.run(['xclip', '-selection', 'clipboard', '-o'], capture_output=True, timeout=1)
