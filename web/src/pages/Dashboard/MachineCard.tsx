@@ -2,6 +2,7 @@ import type { ReactNode } from 'react';
 import { countryById, type BalanceEntry } from '@hyperdesk/contract';
 import { formatHours } from '../../lib/format';
 import { Countdown } from './Countdown';
+import { HoursNotice } from './HoursNotice';
 import { StatusBadge } from './StatusBadge';
 import styles from './Dashboard.module.css';
 import { CountryName } from '../../lib/Flag';
@@ -39,6 +40,7 @@ export function MachineCard({ entry, actions, links, failure, children }: Props)
           <p className={styles.hours}>
             <strong>{formatHours(entry.timeLeft)}</strong> of {formatHours(entry.totalHours)} hours left
           </p>
+          <HoursNotice entry={entry} />
           {links ? <div className={styles.links}>{links}</div> : null}
         </div>
         {actions ? <div className={styles.machineActions}>{actions}</div> : null}
