@@ -237,6 +237,9 @@ it('instructor buys a 3-student course, uploads the list, Start All; two student
   for (const tab of [tabA, tabB]) {
     await tab.locator('main[data-phase="connected"]').waitFor({ state: 'detached', timeout: 30_000 });
   }
+  // A student's open tab says the machine was stopped, and that the instructor starts it (students cannot).
+  await tabB.getByRole('heading', { name: 'This machine was stopped' }).waitFor({ timeout: 10_000 });
+  await tabB.getByText('Ask your instructor to start it.', { exact: false }).waitFor();
   await expect.poll(() => connectA.getAttribute('aria-disabled'), { timeout: 30_000 }).toBe('true');
   await snapTop(teacher, 'classroom-11-stopped');
   await snap(tabB, 'classroom-12-student-stopped');
