@@ -1,0 +1,58 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
+import { buyHours, signedInPage } from './buy-helpers';
+
+/**
+ * Issue 22.4: the alert banner. An operator takes 9 of the 10 hours away (the CLI's adjust-hours); the leader's
+ * alerts job (once a minute) raises "1 hour left" and the card shows it with Buy more hours.
+ */
+const run = promisify(execFile);
+const ROOT = path.resolve(import.meta.dirname, '../..');
+let server: RunningServer;
+let browser: Browser;
+beforeAll(async () => {
+  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+afterEach((ctx) => {
+  if (ctx.task.result?.state === 'fail') console.log('SERVER OUTPUT\n' + server.output().slice(-6000));
+});
+
+it('"Only 1 hour left on <machine>. Buy more hours" on the card once the alert is raised', { timeout: 240_000 }, async () => {
+  const { page, account } = await signedInPage(browser, server.base, 'Dorothy Vaughan');
+  await buyHours(page, server.base, 'United Kingdom', 10);
+  await page.getByRole('link', { name: 'Go to Dashboard' }).click();
+  await page.waitForURL(`${server.base}/dashboard`);
+  const card = page.getByRole('article');
+  await card.waitFor();
+  const name = await card.getByRole('heading').innerText();
+  expect(await card.innerText()).not.toContain('Only 1 hour left');
+
+  // PGlite admits one process: stop, run the CLI, start again.
+  const pglite = !server.env.DATABASE_URL;
+  if (pglite) await server.stop();
+  await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'adjust-hours', account.email, '-540', 'Test: one hour left'], { cwd: ROOT, env: server.env });
+  if (pglite) await server.restart();
+
+  const banner = card.getByText(`Only 1 hour left on ${name}.`);
+  await expect
+    .poll(
+      async () => {
+        await page.reload();
+        await card.waitFor();
+        return banner.count();
+      },
+      { timeout: 150_000, interval: 5000 },
+    )
+    .toBe(1);
+  expect(await card.getByRole('status').innerText()).toContain('Buy more hours');
+  await card.getByRole('status').getByRole('link', { name: 'Buy more hours' }).waitFor();
+  await snap(page, 'hours-alert-banner');
+});
