@@ -1,47 +1,84 @@
 /**
- * API read path (issue 14): GET /v1/user/wallet/balance, loaded from a child process (so the load does not share
- * the server's event loop), on PostgreSQL (DATABASE_URL: a fresh database) and on PGlite.
- * Baseline in the same run and on the same database: a bare Fastify handler making ONE comparable query (the
- * user's machines joined with a ledger sum). Measured for (a) a fresh single user, (b) a user like (a) after
- * 100 hours of metered minutes (6,000 debit rows, written like metering writes them: one row per minute, the lot
- * remainder kept by the ledger's trigger), (c) an instructor with a 40-machine course after 20 hours per machine
- * (48,000 rows): max rps (autocannon, 50 connections), p50/p99 at 1,000 rps offered (evenly paced over 50
- * connections, from each request's due time: bench/paced.ts), and ratios. The four are measured side by side in
- * interleaved rounds and each figure is the median over the rounds (this machine's noise moves a single 8 s run's
- * p99 by ±50%). Also the metering tick for 40 online machines.
+ * API read path (issues 14 and 23): GET /v1/user/wallet/balance on the server as production runs it, on PostgreSQL
+ * (DATABASE_URL: a fresh database on that server) and on PGlite.
+ *
+ * The product is the compiled server started as `npm start` starts it (scripts/build-server.mjs, then
+ * scripts/run-server.sh: `node --enable-source-maps server/dist/main.js`) in its own process, configured as in
+ * production (LOG_LEVEL unset: info, one JSON line per request received and answered, every background job running),
+ * except MACHINE_PROVIDER=local (the read touches no machine; the lxd provider needs root's host set-up). Its stdout is
+ * a pipe this process reads and parses line by line, as a log collector would. The baseline, also in its own process
+ * and started the same way (bench/api-baseline.ts, bundled, plain node), is a bare Fastify handler making ONE
+ * comparable query (the user's machines joined with a ledger sum) through the product's database client, on the same
+ * database (PGlite allows one process per data dir: the baseline reads a copy of the seeded one).
+ * Load comes from other processes: autocannon (max rps, 50 connections) and bench/paced.ts (p50/p99 at 1,000 rps
+ * offered, evenly paced over 50 connections, each latency from the request's due time).
+ *
+ * Scenarios, seeded through the database before the servers start: (a) a fresh single user, (b) a user like (a)
+ * after 100 hours of metered minutes (6,000 debit rows, one per minute as metering writes them), (c) an instructor
+ * with a 40-machine course after 20 hours per machine (48,000 rows). The four targets are measured in interleaved
+ * rounds and each figure is the median over the rounds; the server's CPU (share of one core) is read from /proc for
+ * each run. Then the metering tick for 40 online machines, in this process, once the servers have stopped.
  *
  *   npm run bench:api [seconds per run (default 5)] [rounds (default 3)]
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import Fastify from 'fastify';
+import { build } from 'esbuild';
 import { sql } from 'drizzle-orm';
-import { buildApp } from '../server/src/app';
-import { freshDatabase, testConfig } from '../server/test/harness';
-import { manualClock } from '../server/src/lib/clock';
+import { openDatabase, type Database, type Db } from '../server/src/db/client';
+import { migrate } from '../server/src/db/migrate';
+import { freshDatabase } from '../server/test/harness';
+import { manualClock, systemClock } from '../server/src/lib/clock';
+import { createTokens, type Principal } from '../server/src/modules/identity/tokens';
+import { createLedger } from '../server/src/modules/ledger/service';
 import { createMetering } from '../server/src/modules/machines/metering';
+import { fulfilCourseOrder } from '../server/src/modules/courses/fulfil';
 import { seedCourseOrder, seedUser } from '../server/src/modules/courses/fixtures/seed';
+import { freePort } from '../e2e/harness';
 import { fmtMs, percentile, ratio } from './stats';
 import { runOnEachDatabase } from './each-database';
 
 const SECONDS = Number(process.argv[2] ?? 5);
 const ROUNDS = Number(process.argv[3] ?? 3);
 const DAY = 86_400_000;
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const run = promisify(execFile);
 const AUTOCANNON = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
-const PACED = fileURLToPath(new URL('./paced.ts', import.meta.url));
+const PACED = path.join(ROOT, 'bench/paced.ts');
+const BASELINE_JS = path.join(ROOT, 'bench/dist/api-baseline.js');
+const CLOCK_TICKS = 100; // USER_HZ: the unit of utime/stime in /proc/<pid>/stat
 
 interface Load {
   rps: number;
   p50: number;
   p99: number;
   errors: number;
+  /** The server process's CPU while it ran, in cores (1 = one core busy all the time). */
+  cpu: number;
 }
 
-/** Max rps: autocannon, 50 connections, as fast as the server answers. */
-async function cannon(url: string, headers: Record<string, string>): Promise<Load> {
+/** utime + stime of a process, in seconds. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+/** Runs `load` and reads how much CPU the process `pid` used meanwhile, per second of wall time. */
+async function withCpu(pid: number, load: () => Promise<Omit<Load, 'cpu'>>): Promise<Load> {
+  const cpu0 = cpuSeconds(pid);
+  const t0 = performance.now();
+  const r = await load();
+  return { ...r, cpu: (cpuSeconds(pid) - cpu0) / ((performance.now() - t0) / 1000) };
+}
+
+/** Max rps: autocannon in its own process, 50 connections, as fast as the server answers. */
+async function cannon(url: string, headers: Record<string, string>): Promise<Omit<Load, 'cpu'>> {
   const args = [AUTOCANNON, '-c', '50', '-d', String(SECONDS), '-j'];
   for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}=${v}`);
   const { stdout } = await run(process.execPath, [...args, url], { maxBuffer: 16 * 1024 * 1024 });
@@ -49,11 +86,11 @@ async function cannon(url: string, headers: Record<string, string>): Promise<Loa
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.non2xx };
 }
 
-/** Latency at 1,000 rps offered, evenly paced over 50 connections (bench/paced.ts). */
-async function paced(url: string, headers: Record<string, string>): Promise<Load> {
+/** Latency at 1,000 rps offered, evenly paced over 50 connections (bench/paced.ts, its own process). */
+async function paced(url: string, headers: Record<string, string>): Promise<Omit<Load, 'cpu'>> {
   const args = ['--import', 'tsx', PACED, url, '1000', String(SECONDS), '50', JSON.stringify(headers)];
   const { stdout } = await run(process.execPath, args, { maxBuffer: 1024 * 1024 });
-  return JSON.parse(stdout) as Load;
+  return JSON.parse(stdout) as Omit<Load, 'cpu'>;
 }
 
 interface Measured {
@@ -61,13 +98,21 @@ interface Measured {
   at1000: Load;
 }
 
+interface Target {
+  url: string;
+  pid: number;
+  /** Headers for this round (id tokens are signed again each round: they live 15 minutes). */
+  headers(): Promise<Record<string, string>>;
+}
+
 /** Every target measured in ROUNDS interleaved rounds (max rps, then 1,000 rps offered); the median of each figure. */
-async function measureInRounds(targets: { url: string; headers?: Record<string, string> }[]): Promise<Measured[]> {
+async function measureInRounds(targets: Target[]): Promise<Measured[]> {
   const runs: Measured[][] = targets.map(() => []);
   for (let round = 0; round < ROUNDS; round++) {
     for (const [i, t] of targets.entries()) {
-      const max = await cannon(t.url, t.headers ?? {});
-      const at1000 = await paced(t.url, t.headers ?? {});
+      const headers = await t.headers();
+      const max = await withCpu(t.pid, () => cannon(t.url, headers));
+      const at1000 = await withCpu(t.pid, () => paced(t.url, headers));
       runs[i]!.push({ max, at1000 });
     }
   }
@@ -76,13 +121,14 @@ async function measureInRounds(targets: { url: string; headers?: Record<string, 
     rps: median(ms.map((m) => m[key].rps)),
     p50: median(ms.map((m) => m[key].p50)),
     p99: median(ms.map((m) => m[key].p99)),
+    cpu: median(ms.map((m) => m[key].cpu)),
     errors: ms.reduce((n, m) => n + m[key].errors, 0),
   });
   return runs.map((ms) => ({ max: pick(ms, 'max'), at1000: pick(ms, 'at1000') }));
 }
 
 /** One minute per row for `minutes` minutes on each machine, keyed like metering (`meter:<machine>:<minute>`). */
-async function meterHistory(db: Awaited<ReturnType<typeof buildApp>>['ctx']['db'], machineIds: string[], minutes: number) {
+async function meterHistory(db: Db, machineIds: string[], minutes: number) {
   for (const id of machineIds) {
     await db.execute(sql`insert into ledger_entries (id, machine_id, kind, minutes, lot_id, idempotency_key, note)
       select gen_random_uuid(), l.machine_id, 'debit', -1, l.id, 'meter:' || l.machine_id || ':' || g, 'runtime'
@@ -90,67 +136,208 @@ async function meterHistory(db: Awaited<ReturnType<typeof buildApp>>['ctx']['db'
   }
 }
 
-/**
- * After a history written in one statement per machine: metering writes one debit per lot per minute, each in its
- * own transaction, so a lot's page is pruned as it goes (HOT updates, fillfactor 50) and autovacuum keeps up; a
- * thousand updates of one lot in ONE transaction leave dead row versions no minute-by-minute history has. Vacuum
- * brings the tables to the state real metering leaves them in, and refreshes the planner's statistics.
- */
-async function settle(db: Awaited<ReturnType<typeof buildApp>>['ctx']['db']) {
-  await db.execute(sql`vacuum analyze`);
+interface Seeded {
+  fresh: Principal;
+  used: Principal;
+  teacher: Principal;
+  courseId: string;
+  sign(p: Principal): Promise<string>;
 }
 
-async function bench(kind: string) {
-  const { database, drop } = await freshDatabase();
-  const clock = manualClock(new Date());
-  const app = await buildApp({ config: testConfig({ LOG_LEVEL: 'silent' }), database, logger: false, clock });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
-  const db = app.ctx.db;
-  const expires = new Date(clock.now().getTime() + 30 * DAY);
-
+/**
+ * The three scenarios, written through the database as the product writes them. After a history written in one
+ * statement per machine, a vacuum brings the tables to the state minute-by-minute metering leaves them in (each
+ * debit in its own transaction: pages pruned as it goes, autovacuum keeping up) and refreshes the planner's statistics.
+ */
+async function seed(database: Database): Promise<Seeded> {
+  const db = database.db;
+  const ledger = createLedger(db);
+  const now = Date.now();
+  const expires = new Date(now + 30 * DAY);
   const single = async () => {
     const u = await seedUser(db);
     const id = (await db.execute(sql`insert into machines (id, owner_user_id, name, region, platform)
       values (gen_random_uuid(), ${u.uid}::uuid, 'UE-UK', 'UK', 'Unreal Engine') returning id`)).rows[0]!.id as string;
-    await app.ctx.ledger.credit(db, { machineId: id, minutes: 150 * 60, expiresAt: expires, key: `bench:${id}` });
-    return { u, id, token: await app.ctx.tokens.sign(u) };
+    await ledger.credit(db, { machineId: id, minutes: 150 * 60, expiresAt: expires, key: `bench:${id}` });
+    return { u, id };
   };
   const fresh = await single();
   const used = await single(); // (b): a user like (a), after 100 hours of metered minutes
   await meterHistory(db, [used.id], 100 * 60);
   const teacher = await seedUser(db, { instructor: true });
-  const startAt = new Date(clock.now().getTime() - DAY);
+  const startAt = new Date(now - DAY);
   const orderId = await seedCourseOrder(db, { userId: teacher.uid, vms: 40, hours: 25, startAt, expiresAt: new Date(startAt.getTime() + 30 * DAY) });
-  const courseId = await db.transaction((tx) => app.ctx.courses.fulfilCourseOrder(tx, { id: orderId }));
+  const courseId = await db.transaction((tx) => fulfilCourseOrder(tx, ledger, { id: orderId }));
   const courseMachines = (await db.execute(sql`select id from machines where course_id = ${courseId}::uuid order by seq`)).rows.map((r) => String(r.id));
   await meterHistory(db, courseMachines, 20 * 60);
-  await settle(db);
-  const teacherToken = await app.ctx.tokens.sign(teacher);
+  await db.execute(sql`vacuum analyze`);
+  // The deployment's signing key (created here, on first use, as the server would): the server verifies these tokens.
+  const tokens = await createTokens(db, systemClock);
+  return { fresh: fresh.u, used: used.u, teacher, courseId, sign: (p) => tokens.sign(p) };
+}
 
-  // Baseline: a bare Fastify handler, ONE query on the same database (machines joined with a ledger sum).
-  const bare = Fastify({ logger: false });
-  bare.get('/bare', async () => {
-    const res = await db.execute(sql`select m.id, m.name, m.observed, coalesce(sum(l.minutes), 0)::int as minutes
-      from machines m left join ledger_entries l on l.machine_id = m.id where m.owner_user_id = ${fresh.u.uid}::uuid group by m.id`);
-    return { rows: res.rows };
+/** What the bench's log collector saw of one process: lines and bytes, warnings and errors, and the last lines. */
+interface Collected {
+  lines: number;
+  bytes: number;
+  warnings: number;
+  /** The first few warning or error messages. */
+  warned: string[];
+  tail: string[];
+}
+
+interface Proc {
+  name: string;
+  proc: ChildProcess;
+  pid: number;
+  port: number;
+  log: Collected;
+  stop(): Promise<void>;
+}
+
+/** Reads a process's stdout and stderr line by line and parses the JSON lines, as a log collector would. */
+function collect(proc: ChildProcess): Collected {
+  const c: Collected = { lines: 0, bytes: 0, warnings: 0, warned: [], tail: [] };
+  const take = (line: string) => {
+    c.lines++;
+    c.bytes += line.length + 1;
+    let entry: { level?: number; msg?: string } = {};
+    try {
+      entry = JSON.parse(line) as typeof entry;
+    } catch {
+      // a plain line (the start-up banner): info
+    }
+    if ((entry.level ?? 30) >= 40 && ++c.warnings <= 5) c.warned.push(String(entry.msg ?? line).slice(0, 160));
+    c.tail.push(line);
+    if (c.tail.length > 20) c.tail.shift();
+  };
+  createInterface({ input: proc.stdout! }).on('line', take);
+  createInterface({ input: proc.stderr! }).on('line', take);
+  return c;
+}
+
+/** Spawns a server process, waits until `ready` answers 200; stop() ends it with SIGTERM (main.ts drains). */
+async function startProcess(name: string, cmd: string[], env: Record<string, string>, port: number, ready: string): Promise<Proc> {
+  const proc = spawn(cmd[0]!, cmd.slice(1), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const log = collect(proc);
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`${name} exited (${proc.exitCode}):\n${log.tail.join('\n')}`);
+    if (Date.now() > deadline) throw new Error(`${name} not ready in 180 s:\n${log.tail.join('\n')}`);
+    if (await fetch(`http://127.0.0.1:${port}${ready}`).then((r) => r.ok, () => false)) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    name,
+    proc,
+    pid: proc.pid!,
+    port,
+    log,
+    async stop() {
+      if (proc.exitCode === null) proc.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** The environment of a child: ours without database settings, plus `extra`. */
+function childEnv(extra: Record<string, string | undefined>): Record<string, string> {
+  const env: Record<string, string> = { ...(process.env as Record<string, string>) };
+  delete env.DATABASE_URL;
+  delete env.DATA_DIR;
+  delete env.PORT;
+  for (const [k, v] of Object.entries(extra)) if (v !== undefined) env[k] = v;
+  return env;
+}
+
+/** The compiled server (as npm start builds it) and the baseline, bundled the same way. */
+async function buildServers() {
+  await run(process.execPath, [path.join(ROOT, 'scripts/build-server.mjs')], { cwd: ROOT });
+  await build({
+    absWorkingDir: ROOT,
+    entryPoints: ['bench/api-baseline.ts'],
+    outfile: BASELINE_JS,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    sourcemap: 'linked',
+    logLevel: 'warning',
+    plugins: [
+      {
+        // Packages stay imports from node_modules, except the workspace's own (TypeScript sources), as for the server.
+        name: 'external-packages',
+        setup(b) {
+          b.onResolve({ filter: /^[^./]/ }, (args) => (args.path.startsWith('@hyperdesk/') ? undefined : { path: args.path, external: true }));
+        },
+      },
+    ],
   });
-  await bare.listen({ port: 0, host: '127.0.0.1' });
-  const bareUrl = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}/bare`;
+}
 
-  const balance = `${base}/v1/user/wallet/balance`;
-  const [baseline, a, b, c] = (await measureInRounds([
-    { url: bareUrl },
-    { url: balance, headers: { idtoken: fresh.token } },
-    { url: balance, headers: { idtoken: used.token } },
-    { url: balance, headers: { idtoken: teacherToken } },
-  ])) as [Measured, Measured, Measured, Measured];
+async function bench(kind: string) {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'hd-bench-api-'));
+  const baselineDir = mkdtempSync(path.join(tmpdir(), 'hd-bench-api-baseline-'));
+  let database: Database;
+  let url: string | undefined;
+  let drop: () => Promise<void>;
+  if (kind === 'postgres') {
+    const fresh = await freshDatabase();
+    database = fresh.database;
+    url = fresh.url;
+    drop = fresh.drop;
+  } else {
+    database = await openDatabase({ dataDir });
+    await migrate(database);
+    drop = async () => database.close();
+  }
+  const seeded = await seed(database);
+  if (kind === 'pglite') {
+    await database.close(); // the server takes the data dir; the baseline gets a copy
+    cpSync(path.join(dataDir, 'pglite'), path.join(baselineDir, 'pglite'), { recursive: true });
+  }
+
+  const serverPort = await freePort();
+  const server = await startProcess(
+    'server',
+    ['sh', path.join(ROOT, 'scripts/run-server.sh')],
+    childEnv({ DATABASE_URL: url, DATA_DIR: dataDir, PORT: String(serverPort), HOST: '127.0.0.1', MACHINE_PROVIDER: 'local' }),
+    serverPort,
+    '/readyz',
+  );
+  const baselinePort = await freePort();
+  const baseline = await startProcess(
+    'baseline',
+    [process.execPath, '--enable-source-maps', BASELINE_JS],
+    childEnv({ DATABASE_URL: url, DATA_DIR: kind === 'pglite' ? baselineDir : undefined, PORT: String(baselinePort), BENCH_USER: seeded.fresh.uid }),
+    baselinePort,
+    '/bare',
+  );
+
+  let results: Measured[];
+  try {
+    const balance = `http://127.0.0.1:${serverPort}/v1/user/wallet/balance`;
+    const as = (p: Principal) => async () => ({ idtoken: await seeded.sign(p) });
+    results = await measureInRounds([
+      { url: `http://127.0.0.1:${baselinePort}/bare`, pid: baseline.pid, headers: async () => ({}) },
+      { url: balance, pid: server.pid, headers: as(seeded.fresh) },
+      { url: balance, pid: server.pid, headers: as(seeded.used) },
+      { url: balance, pid: server.pid, headers: as(seeded.teacher) },
+    ]);
+  } finally {
+    await server.stop();
+    await baseline.stop();
+  }
+  const [bare, a, b, c] = results as [Measured, Measured, Measured, Measured];
 
   // Metering tick, 40 online machines (each already 20 h into its hours): one pass after a minute has begun.
-  const onlineSince = new Date(clock.now().getTime() - 30_000);
-  await db.execute(sql`update machines set desired = 'running', observed = 'online', online_since = ${onlineSince.toISOString()}::timestamptz where course_id = ${courseId}::uuid`);
-  const tickClock = manualClock(clock.now());
-  const metering = createMetering({ db, ledger: app.ctx.ledger, clock: tickClock, log: console, stop: async () => {} });
+  if (kind === 'pglite') database = await openDatabase({ dataDir });
+  const db = database.db;
+  const onlineSince = new Date(Date.now() - 30_000);
+  await db.execute(sql`update machines set desired = 'running', observed = 'online', online_since = ${onlineSince.toISOString()}::timestamptz where course_id = ${seeded.courseId}::uuid`);
+  const tickClock = manualClock(new Date());
+  const metering = createMetering({ db, ledger: createLedger(db), clock: tickClock, log: console, stop: async () => {} });
   const ticks: number[] = [];
   for (let i = 0; i < 5; i++) {
     tickClock.set(new Date(onlineSince.getTime() + i * 60_000 + 1000));
@@ -158,22 +345,45 @@ async function bench(kind: string) {
     await metering.runOnce();
     ticks.push(performance.now() - t);
   }
-  await db.execute(sql`update machines set desired = 'stopped', observed = 'offline', online_since = null where course_id = ${courseId}::uuid`);
   const n = Number((await db.execute(sql`select count(*) as n from ledger_entries`)).rows[0]!.n);
+  if (kind === 'pglite') await database.close();
+  else await drop();
+  rmSync(dataDir, { recursive: true, force: true });
+  rmSync(baselineDir, { recursive: true, force: true });
 
-  await bare.close();
-  await app.close();
-  await drop();
-
-  const line = (name: string, r: Measured, lat: Load) =>
-    `${kind.padEnd(8)} ${name.padEnd(34)} ${r.max.rps.toFixed(0).padStart(6)} rps (${ratio(r.max.rps, baseline.max.rps)} of bare)` +
-    `  @1000: p50 ${r.at1000.p50.toFixed(2)} ms (${ratio(r.at1000.p50, lat.p50)}), p99 ${r.at1000.p99.toFixed(2)} ms (${ratio(r.at1000.p99, lat.p99)} of (a))` +
+  const pct = (cores: number) => `${(cores * 100).toFixed(0)}%`;
+  const line = (name: string, r: Measured) =>
+    `${kind.padEnd(8)} ${name.padEnd(34)} ${r.max.rps.toFixed(0).padStart(6)} rps (${ratio(r.max.rps, bare.max.rps)} of bare, cpu ${pct(r.max.cpu)})` +
+    `  @1000: p50 ${r.at1000.p50.toFixed(2)} ms, p99 ${r.at1000.p99.toFixed(2)} ms (${ratio(r.at1000.p99, bare.at1000.p99)} of bare, cpu ${pct(r.at1000.cpu)})` +
     (r.max.errors + r.at1000.errors ? `  ERRORS ${r.max.errors + r.at1000.errors}` : '');
-  console.log(line('bare Fastify, one query', baseline, a.at1000));
-  console.log(line('(a) balance, fresh single user', a, a.at1000));
-  console.log(line('(b) balance, after 100 h metered', b, a.at1000));
-  console.log(line('(c) balance, instructor 40 × 20 h', c, a.at1000));
+  console.log(line('bare Fastify, one query', bare));
+  console.log(line('(a) balance, fresh single user', a));
+  console.log(line('(b) balance, after 100 h metered', b));
+  console.log(line('(c) balance, instructor 40 × 20 h', c));
+  const goal = (r: Measured) => r.max.rps >= 0.5 * bare.max.rps && r.at1000.p99 < 25;
+  console.log(
+    `${kind.padEnd(8)} goals (≥ 0.5× bare rps, p99 < 25 ms at 1,000 rps): ${[a, b, c].map((r, i) => `(${'abc'[i]}) ${goal(r) ? 'met' : 'MISSED'}`).join(', ')}`,
+  );
+  console.log(
+    `${kind.padEnd(8)} server's log as collected: ${server.log.lines} lines, ${(server.log.bytes / 1024 / 1024).toFixed(1)} MiB, ${server.log.warnings} warnings or errors` +
+      (server.log.warned.length ? ` (${server.log.warned.join('; ')})` : ''),
+  );
   console.log(`${kind.padEnd(8)} metering tick, 40 online machines: first ${fmtMs(ticks[0]!)}, then p50 ${fmtMs(percentile(ticks.slice(1), 50))} (${n} ledger rows)`);
 }
 
-runOnEachDatabase(bench);
+let built: Promise<void> | undefined;
+async function main(kind: string) {
+  if (!built) {
+    built = buildServers();
+    await built;
+    console.log(
+      `server: sh scripts/run-server.sh → node --enable-source-maps server/dist/main.js in its own process, LOG_LEVEL=${process.env.LOG_LEVEL ?? 'info (default)'}, ` +
+        `stdout piped to this bench's log collector, MACHINE_PROVIDER=local (the read touches no machine; lxd needs root's host set-up); ` +
+        `baseline: bench/dist/api-baseline.js in its own process; load: autocannon and bench/paced.ts in their own processes; ${SECONDS} s per run, medians of ${ROUNDS} rounds`,
+    );
+  }
+  await built;
+  await bench(kind);
+}
+
+runOnEachDatabase(main);
