@@ -188,11 +188,11 @@ async function startDesktop(d: StepDeps, r: Row): Promise<boolean> {
  */
 async function resetDesktop(d: StepDeps, r: Row, kind: ResetKind, now: Date): Promise<boolean> {
   d.log.info({ machineId: r.id, kind }, 'resetting a machine');
-  await d.provider.stop(r.id);
+  // The provider's reset ends the desktop first; then it is settled like a lost one (or, not wanted, taken offline).
+  await d.provider.reset(r.id, { homeKey: wantedHome(r), eraseHome: kind === 'home' });
   if (r.desired === 'running' && r.observed === 'online') await restartLostDesktop(d, r, { state: 'stopped', reason: RESET_RESTART }, now);
   if (r.desired === 'stopped' && r.observed !== 'offline') await goOffline(d, r);
   d.lastHealth.delete(r.id);
-  await d.provider.reset(r.id, { homeKey: wantedHome(r), eraseHome: kind === 'home' });
   const done = await d.db
     .update(machines)
     .set({ resetRequested: null, ...(r.desired === 'stopped' ? { stopReason: resetDone(kind) } : {}), updatedAt: d.clock.now() })
