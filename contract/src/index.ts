@@ -9,3 +9,8 @@ export * from './connect';
 export * from './admin';
 export * from './dates';
 export * from './hours';
+export * from './files';
+export * from './sso';
+export * from './two-factor';
+export * from './timetable';
+export * from './wall';

@@ -14,6 +14,8 @@ export const users = pgTable('users', {
   emailVerifiedAt: ts('email_verified_at'),
   /** 0700: set by an operator; a disabled account cannot sign in or refresh. */
   disabledAt: ts('disabled_at'),
+  /** 0810: a generated first-admin password, to be changed before the console opens. */
+  passwordMustChange: boolean('password_must_change').notNull().default(false),
 });
 
 export const sessions = pgTable(
@@ -27,6 +29,8 @@ export const sessions = pgTable(
     revokedAt: ts('revoked_at'),
     prevSecretHash: text('prev_secret_hash'),
     rotatedAt: ts('rotated_at'),
+    /** 0810: how it was signed in, space-separated ('pwd', 'pwd otp', 'sso otp'): the id token's amr claim. */
+    amr: text('amr').notNull().default('pwd'),
   },
   (t) => [index('sessions_user_idx').on(t.userId)],
 );

@@ -6,3 +6,5 @@ export * from './courses';
 export * from './connect';
 export * from './limits';
 export * from './admin';
+export * from './two-factor';
+export * from './sso';

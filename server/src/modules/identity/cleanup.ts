@@ -1,6 +1,6 @@
 import { lt, or } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { captchaUsed, emailVerifications, passwordResets, sessions } from '../../db/schema/index';
+import { captchaUsed, emailVerifications, passwordResets, sessions, signInChallenges } from '../../db/schema/index';
 import type { Clock } from '../../lib/clock';
 import type { Job } from '../../lib/jobs';
 
@@ -18,6 +18,8 @@ export function identityCleanupJob(db: Db, clock: Clock): Job {
       await db.delete(passwordResets).where(lt(passwordResets.expiresAt, new Date(now.getTime() - DAY)));
       await db.delete(emailVerifications).where(lt(emailVerifications.expiresAt, new Date(now.getTime() - DAY)));
       await db.delete(sessions).where(or(lt(sessions.expiresAt, weekAgo), lt(sessions.revokedAt, weekAgo)));
+      // Kept a day: their attempts count towards the per-account limit on codes (sign-in.ts).
+      await db.delete(signInChallenges).where(lt(signInChallenges.expiresAt, new Date(now.getTime() - DAY)));
     },
   };
 }

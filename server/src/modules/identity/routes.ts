@@ -5,6 +5,7 @@ import {
   DisplayNameBody,
   EmailVerification,
   ForgotBody,
+  LoginAnswer,
   LoginBody,
   Ok,
   ResetBody,
@@ -21,6 +22,8 @@ import { authError, createIdentity, type SignedIn } from './service';
 import { isValidEmail, normalizeEmail } from './users';
 import { createLimiter, tooMany, type Limiter } from './ratelimit';
 import { SESSION_COOKIE, SESSION_COOKIE_PATH, SESSION_TTL_MS, SIGNED_IN_COOKIE } from './sessions';
+import { signInFrom } from './sign-in';
+import { twoFactorRoutes } from './two-factor-routes';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -39,6 +42,10 @@ export const IDENTITY_LIMITS = {
   resetPerIp: { limit: 20, windowMs: HOUR },
   changePasswordFailuresPerUser: { limit: 10, windowMs: 15 * MINUTE },
   verifyPerIp: { limit: 30, windowMs: HOUR },
+  /** The code step of a sign-in (each challenge also takes 5 wrong codes, each account 10 per 15 minutes). */
+  mfaPerIp: { limit: 30, windowMs: MINUTE },
+  /** Wrong codes when turning two-factor sign-in on or off. */
+  totpFailuresPerUser: { limit: 10, windowMs: 15 * MINUTE },
   resendVerifyPerIp: { limit: 10, windowMs: HOUR },
   resendVerifyPerUser: { limit: 3, windowMs: HOUR },
 };
@@ -70,9 +77,13 @@ export async function identityRoutes(app: FastifyInstance, ctx: Ctx): Promise<vo
     reply.clearCookie(SIGNED_IN_COOKIE, markerOptions);
   };
 
-  const send = (reply: FastifyReply, s: SignedIn, status = 200) => {
+  /** Sets the refresh cookie of a sign-in (when it has a new one); answers are never cached. */
+  const setSession = (reply: FastifyReply, s: SignedIn) => {
     if (s.cookie) setCookies(reply, s.cookie);
     reply.header('cache-control', 'no-store');
+  };
+  const send = (reply: FastifyReply, s: SignedIn, status = 200) => {
+    setSession(reply, s);
     return reply.status(status).send(s.session);
   };
   const refuse = async (reply: FastifyReply, limiter: Limiter, key: string) => {
@@ -137,17 +148,23 @@ export async function identityRoutes(app: FastifyInstance, ctx: Ctx): Promise<vo
     },
   );
 
-  r.post('/auth/login', { schema: { tags: ['auth'], body: LoginBody, response: { 200: Session } } }, async (req, reply) => {
+  // A session, or (the account has a second factor) a challenge for POST /auth/mfa: see sign-in.ts.
+  r.post('/auth/login', { schema: { tags: ['auth'], body: LoginBody, response: { 200: LoginAnswer } } }, async (req, reply) => {
     const key = `${req.ip}|${req.body.email}`;
     await take(reply, limit.loginPerIp, req.ip);
     await refuseIfBlocked(reply, limit.loginFailuresPerIpEmail, key);
     try {
-      return send(reply, await identity.login(req.body));
+      const outcome = await identity.login(req.body, signInFrom(req));
+      if (outcome.kind === 'session') return send(reply, outcome.signedIn);
+      reply.header('cache-control', 'no-store');
+      return { mfaRequired: true as const, challenge: outcome.challenge, expiresIn: outcome.expiresIn };
     } catch (err) {
       if (failedWith(err, 'auth/login-failed')) await limit.loginFailuresPerIpEmail.hit(key);
       throw err;
     }
   });
+
+  await twoFactorRoutes(app, ctx, { send, setSession, take, refuseIfBlocked, limit });
 
   r.post('/auth/refresh', { schema: { tags: ['auth'], response: { 200: Session } } }, async (req, reply) => {
     try {

@@ -1,16 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { and, eq, gt, isNull } from 'drizzle-orm';
-import { AUTH_MESSAGES, MIN_PASSWORD, type Session, type User } from '@hyperdesk/contract';
+import { AUTH_MESSAGES, MIN_PASSWORD, type User } from '@hyperdesk/contract';
 import type { Db, Tx } from '../../db/client';
 import { passwordResets, users } from '../../db/schema/index';
 import type { Clock } from '../../lib/clock';
 import { BadRequest, HttpError, Unauthorized } from '../../errors';
 import type { Captcha } from '../captcha/service';
 import type { Mailer } from '../mail/service';
-import { ID_TOKEN_TTL_SECONDS, type Principal, type Tokens } from './tokens';
+import type { Principal, Tokens } from './tokens';
+import { completeSignIn, recordFailedAdminSignIn, sessionAnswer, type SignedIn, type SignInFrom, type SignInOutcome } from './sign-in';
 import { dummyVerify, hashPassword, primeDummyHash, verifyPassword } from './passwords';
 import { createSession, revokeByCookie, revokeUserSessions, sha256, useSession } from './sessions';
-import { findUserByEmail, findUserById, insertUser, isValidEmail, normalizeEmail, toPrincipal, toUser, type UserRow } from './users';
+import { findUserByEmail, findUserById, insertUser, isValidEmail, normalizeEmail, toUser, type UserRow } from './users';
 import { resetMail } from './mails';
 import { createVerification, markVerified } from './verification';
 
@@ -20,11 +21,7 @@ export const RESET_TTL_MS = 60 * 60_000;
 /** An identity failure with its contract code; the web shows AUTH_MESSAGES[code] (spec §5, §8). */
 export const authError = (status: number, code: AuthCode) => new HttpError(status, AUTH_MESSAGES[code], code);
 
-/** What a sign-in answers: the Session body, and the refresh cookie to set (null: keep the current one). */
-export interface SignedIn {
-  session: Session;
-  cookie: string | null;
-}
+export type { SignedIn } from './sign-in';
 
 export interface SignupInput {
   name: string;
@@ -45,10 +42,7 @@ export function createIdentity(deps: { db: Db; clock: Clock; tokens: Tokens; mai
   const verification = createVerification(deps);
   void primeDummyHash();
 
-  const answer = async (row: UserRow, cookie: string | null): Promise<SignedIn> => ({
-    session: { user: toUser(row), accessToken: await tokens.sign(toPrincipal(row)), expiresIn: ID_TOKEN_TTL_SECONDS },
-    cookie,
-  });
+  const answer = (row: UserRow, cookie: string | null, amr: readonly string[] = ['pwd']): Promise<SignedIn> => sessionAnswer(tokens, row, amr, cookie);
 
   const userOf = async (p: Principal): Promise<UserRow> => {
     const row = await findUserById(db, p.uid);
@@ -78,15 +72,17 @@ export function createIdentity(deps: { db: Db; clock: Clock; tokens: Tokens; mai
       return answer(created.row, created.issued.cookie);
     },
 
-    /** Every failure answers the same, after the same amount of hashing work. */
-    async login(input: { email: string; password: string }): Promise<SignedIn> {
+    /**
+     * Every failure answers the same, after the same amount of hashing work. A right password ends in
+     * completeSignIn (sign-in.ts): a session, or a challenge for the code step when the account has a second factor;
+     * a disabled account answers like a failed login there (checked after the password: no probing).
+     */
+    async login(input: { email: string; password: string }, from: SignInFrom): Promise<SignInOutcome> {
       const row = await findUserByEmail(db, input.email);
       const ok = row ? await verifyPassword(input.password, row.passwordHash) : await dummyVerify(input.password);
+      if (row && !ok) await recordFailedAdminSignIn(deps, row, { ...from, method: 'pwd', reason: 'wrong password' });
       if (!row || !ok) throw authError(401, 'auth/login-failed');
-      // An account an operator disabled answers like a failed login (checked after the password: no probing).
-      if (row.disabledAt) throw authError(401, 'auth/login-failed');
-      const issued = await createSession(db, row.id, clock.now());
-      return answer(row, issued.cookie);
+      return completeSignIn(deps, row, { ...from, method: 'pwd' });
     },
 
     /** A fresh id token whose claims come from the database (an operator's grant shows up here). */
@@ -95,7 +91,7 @@ export function createIdentity(deps: { db: Db; clock: Clock; tokens: Tokens; mai
       if (!outcome.ok) throw authError(401, 'auth/session-expired');
       const row = await findUserById(db, outcome.userId);
       if (!row || row.disabledAt) throw authError(401, 'auth/session-expired');
-      return answer(row, outcome.cookie);
+      return answer(row, outcome.cookie, outcome.amr);
     },
 
     async logout(cookie: string | undefined): Promise<void> {
@@ -154,12 +150,14 @@ export function createIdentity(deps: { db: Db; clock: Clock; tokens: Tokens; mai
       if (next.length < MIN_PASSWORD) throw authError(400, 'auth/weak-password');
       const passwordHash = await hashPassword(next);
       const now = clock.now();
+      // The new session keeps how the caller signed in (a second factor stays proven).
+      const amr = p.amr?.length ? p.amr : ['pwd'];
       const issued = await db.transaction(async (tx) => {
         await setPassword(tx, row.id, passwordHash, now);
         await revokeUserSessions(tx, row.id, now);
-        return createSession(tx, row.id, now);
+        return createSession(tx, row.id, now, amr);
       });
-      return answer({ ...row, passwordHash }, issued.cookie);
+      return answer({ ...row, passwordHash, passwordMustChange: false }, issued.cookie, amr);
     },
 
     async me(p: Principal): Promise<User> {
@@ -180,8 +178,8 @@ export function createIdentity(deps: { db: Db; clock: Clock; tokens: Tokens; mai
 
 export type Identity = ReturnType<typeof createIdentity>;
 
-/** New password hash; open reset links of the user are spent too (a link mailed before the change must not work). */
+/** New password hash (a generated first-admin password no longer needs changing); open reset links of the user are spent too (a link mailed before the change must not work). */
 async function setPassword(tx: Tx, userId: string, passwordHash: string, now: Date) {
-  await tx.update(users).set({ passwordHash, passwordChangedAt: now }).where(eq(users.id, userId));
+  await tx.update(users).set({ passwordHash, passwordChangedAt: now, passwordMustChange: false }).where(eq(users.id, userId));
   await tx.update(passwordResets).set({ usedAt: now }).where(and(eq(passwordResets.userId, userId), isNull(passwordResets.usedAt)));
 }

@@ -40,12 +40,14 @@ export interface IssuedSession {
   cookie: string;
 }
 
-export async function createSession(q: Queryable, userId: string, now: Date): Promise<IssuedSession> {
+/** amr: how the sign-in was made ('pwd', 'sso', with 'otp' after a second factor); every refresh's token says so. */
+export async function createSession(q: Queryable, userId: string, now: Date, amr: readonly string[] = ['pwd']): Promise<IssuedSession> {
   const id = randomUUID();
   const secret = newSecret();
   await q.insert(sessions).values({
     id,
     userId,
+    amr: amr.join(' '),
     secretHash: sha256(secret),
     createdAt: now,
     expiresAt: new Date(now.getTime() + SESSION_TTL_MS),
@@ -53,8 +55,10 @@ export async function createSession(q: Queryable, userId: string, now: Date): Pr
   return { id, cookie: `${id}.${secret}` };
 }
 
+const amrOf = (stored: string) => stored.split(' ').filter(Boolean);
+
 export type RefreshOutcome =
-  | { ok: true; userId: string; sessionId: string; cookie: string | null }
+  | { ok: true; userId: string; sessionId: string; cookie: string | null; amr: string[] }
   | { ok: false };
 
 /**
@@ -81,11 +85,11 @@ export async function useSession(q: Queryable, value: string | undefined, now: D
       .where(and(eq(sessions.id, row.id), eq(sessions.secretHash, presented), isNull(sessions.revokedAt)))
       .returning({ id: sessions.id });
     // Lost a race with a parallel refresh of the same cookie: that one set the new cookie; answer a token only.
-    return { ok: true, userId: row.userId, sessionId: row.id, cookie: rotated.length ? `${row.id}.${secret}` : null };
+    return { ok: true, userId: row.userId, sessionId: row.id, cookie: rotated.length ? `${row.id}.${secret}` : null, amr: amrOf(row.amr) };
   }
   if (!row.prevSecretHash || !sameHash(presented, row.prevSecretHash)) return { ok: false };
   if (row.rotatedAt && now.getTime() - row.rotatedAt.getTime() < ROTATION_GRACE_MS) {
-    return { ok: true, userId: row.userId, sessionId: row.id, cookie: null };
+    return { ok: true, userId: row.userId, sessionId: row.id, cookie: null, amr: amrOf(row.amr) };
   }
   await q.update(sessions).set({ revokedAt: now }).where(and(eq(sessions.id, row.id), isNull(sessions.revokedAt)));
   return { ok: false };

@@ -64,6 +64,8 @@ export async function createTokens(db: Db, clock: Clock): Promise<Tokens> {
         instructor: payload.instructor === true,
         admin: payload.admin === true,
         emailVerified: payload.email_verified === true,
+        amr: Array.isArray(payload.amr) ? Object.freeze(payload.amr.filter((m): m is string => typeof m === 'string')) : [],
+        mfa: payload.mfa === true,
       });
       return { principal, expiresAt: payload.exp * 1000 };
     } catch {
@@ -74,7 +76,9 @@ export async function createTokens(db: Db, clock: Clock): Promise<Tokens> {
   return {
     async sign(p) {
       const now = Math.floor(clock.now().getTime() / 1000);
-      return new SignJWT({ email: p.email, email_verified: p.emailVerified, name: p.name, instructor: p.instructor, admin: p.admin })
+      const amr = [...(p.amr ?? [])];
+      const mfa = amr.includes('otp');
+      return new SignJWT({ email: p.email, email_verified: p.emailVerified, name: p.name, instructor: p.instructor, admin: p.admin, amr, mfa })
         .setProtectedHeader({ alg: ALG, kid: current.kid, typ: 'JWT' })
         .setSubject(p.uid)
         .setIssuer(ISSUER)

@@ -72,8 +72,9 @@ export function toUser(row: UserRow): User {
   return { uid: row.id, displayName: row.displayName, email: row.email, instructor: row.instructor, admin: row.admin };
 }
 
-export function toPrincipal(row: UserRow): Principal {
-  return { uid: row.id, email: row.email, name: row.displayName, instructor: row.instructor, admin: row.admin, emailVerified: !!row.emailVerifiedAt };
+/** The id token's claims for a user; amr says how this sign-in was made ('pwd', 'sso', plus 'otp' for a code). */
+export function toPrincipal(row: UserRow, amr: readonly string[] = ['pwd']): Principal {
+  return { uid: row.id, email: row.email, name: row.displayName, instructor: row.instructor, admin: row.admin, emailVerified: !!row.emailVerifiedAt, amr, mfa: amr.includes('otp') };
 }
 
 /**
