@@ -86,6 +86,27 @@ export function startOfDay(day: string, timeZone: string): number | null {
   return at;
 }
 
+/**
+ * The instant (epoch ms) the wall clock of the zone reads `minute` minutes past midnight on `day` (class times), or
+ * null for a string that is not a day. A clock time a DST change skips resolves to the instant an hour later.
+ */
+export function instantAt(day: string, minute: number, timeZone: string): number | null {
+  if (!isDay(day)) return null;
+  const [y, m, d] = day.split('-').map(Number) as [number, number, number];
+  const guess = Date.UTC(y, m - 1, d, 0, minute);
+  let at = guess - (wallClock(guess, timeZone).asUtc - guess);
+  at = guess - (wallClock(at, timeZone).asUtc - at);
+  return at;
+}
+
+/** `HH:MM` (24-hour) of an instant on the course's country's wall clock ('' for an invalid date). */
+export function formatCourseTime(value: Date | string | number, region: string): string {
+  const ms = toMs(value);
+  if (Number.isNaN(ms)) return '';
+  const c = new Date(wallClock(ms, courseTimeZone(region)).asUtc);
+  return `${pad(c.getUTCHours())}:${pad(c.getUTCMinutes())}`;
+}
+
 /** The last millisecond of the day in the zone (when a course that ends that day ends). */
 export function endOfDay(day: string, timeZone: string): number | null {
   const next = startOfDay(addDays(day, 1), timeZone);
