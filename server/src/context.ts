@@ -14,6 +14,7 @@ import type { Machines } from './modules/machines/service';
 import type { Events } from './modules/machines/events';
 import type { ConnectService } from './modules/connect/service';
 import type { CoursesService } from './modules/courses/service';
+import type { Timetable } from './modules/timetable/service';
 
 /**
  * What every module receives: the shared infrastructure plus the services other modules expose.
@@ -42,6 +43,8 @@ export interface Ctx {
   connect: ConnectService;
   /** Classrooms: course packs, Start All / Stop All, rosters, seats (issue 7). */
   courses: CoursesService;
+  /** Class timetable: each course's class sessions and everyone's next class (issue 22.1). */
+  timetable: Timetable;
   /** Background loops (reconciler, metering, expiry, mail delivery); started by main.ts, stopped on close. */
   jobs: Job[];
 }

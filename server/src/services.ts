@@ -18,6 +18,8 @@ import { createEvents } from './modules/machines/events';
 import { createMachineProvider } from './modules/machines/providers/registry';
 import type { MachineProvider } from './modules/machines/providers/types';
 import { createConnect } from './modules/connect/service';
+import { createTimetable } from './modules/timetable/service';
+import { createClassRunner, timetableJob, warmLeadMs } from './modules/timetable/job';
 import { memoryCounters, postgresCounters, type Counters } from './lib/counters';
 import { redisCounters } from './lib/counters-redis';
 
@@ -65,12 +67,16 @@ export async function createContext(deps: AppDeps, log: FastifyBaseLogger): Prom
   const machines = createMachines({ database: deps.database, clock, log, ledger, events, provider });
   const connect = createConnect({ db, clock, log, idleStopMinutes: deps.config.IDLE_STOP_MINUTES, turn: { urls: deps.config.TURN_URLS, secret: deps.config.TURN_SECRET }, machines: machines.machines, ledger, events });
   const courses = createCoursesService({ db, clock, publicUrl: deps.config.publicUrl, inviteDailyLimit: deps.config.INVITE_DAILY_LIMIT, ledger, machines: machines.machines, events, mailer, billing });
-  const ctx: Ctx = { config: deps.config, database: deps.database, db, clock, log, tokens, mailer, captcha, ledger, catalog, billing, machines: machines.machines, events, counters, connect, courses, jobs: [] };
+  const warmMs = warmLeadMs(provider.kind);
+  const timetable = createTimetable({ db, clock, events, warmMs });
+  const ctx: Ctx = { config: deps.config, database: deps.database, db, clock, log, tokens, mailer, captcha, ledger, catalog, billing, machines: machines.machines, events, counters, connect, courses, timetable, jobs: [] };
   ctx.jobs.push(courses.job());
   ctx.jobs.push(connect.idleJob, connect.aliveJob);
   ctx.jobs.push(...machines.jobs);
   ctx.jobs.push(ledgerExpiryJob(ledger, clock), ...billing.jobs);
   ctx.jobs.push(hourAlertsJob(createHourAlerts({ db, mailer, clock, publicUrl: deps.config.publicUrl }), () => machines.machines.reconciler.isLeader()));
+  const classRunner = createClassRunner({ db, clock, log, warmMs, machines: machines.machines, ledger, events, warn: (id, at) => connect.gateway.warn(id, at) });
+  ctx.jobs.push(timetableJob(classRunner, () => machines.machines.reconciler.isLeader()));
   ctx.jobs.push(identityCleanupJob(db, clock));
   ctx.jobs.push({ name: 'rate-limit-cleanup', intervalMs: 60_000, runOnce: async () => void (await counters.sweep()) });
   if (mailer.sends) ctx.jobs.push({ name: 'mail', intervalMs: 10_000, runOnce: async () => void (await mailer.flush()) });

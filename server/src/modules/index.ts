@@ -13,6 +13,7 @@ import { metricsPage } from './metrics/routes';
 import { courseRoutes } from './courses/routes';
 import { adminRoutes } from './admin/routes';
 import { hoursRoutes } from './alerts/routes';
+import { timetableRoutes } from './timetable/routes';
 
 /** The /v1 route modules, one per domain (each adds its line here). */
 export async function registerModules(v1: FastifyInstance, ctx: Ctx): Promise<void> {
@@ -26,6 +27,7 @@ export async function registerModules(v1: FastifyInstance, ctx: Ctx): Promise<vo
   await machinesRoutes(v1, ctx);
   await connectRoutes(v1, ctx);
   await courseRoutes(v1, ctx);
+  await timetableRoutes(v1, ctx);
   await adminRoutes(v1, ctx);
 }
 

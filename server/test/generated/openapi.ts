@@ -578,6 +578,91 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/pack/timetable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A course's class sessions and its next class (its instructor only) */
+        get: operations["getPackTimetable"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pack/timetable/add": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add a class session: weekly on some days or once on a date */
+        post: operations["postPackTimetableAdd"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pack/timetable/change": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Change a class session */
+        post: operations["postPackTimetableChange"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pack/timetable/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Delete a class session */
+        post: operations["postPackTimetableDelete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/user/classes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The next class of each course the user teaches or is a student of */
+        get: operations["getUserClasses"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/users": {
         parameters: {
             query?: never;
@@ -2234,6 +2319,234 @@ export interface operations {
             429: components["responses"]["Error429"];
         };
     };
+    getPackTimetable: {
+        parameters: {
+            query: {
+                packId: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        packId: string;
+                        timeZone: string;
+                        startAt: string;
+                        endAt: string;
+                        sessions: {
+                            id: string;
+                            /** @enum {string} */
+                            kind: "weekly" | "once";
+                            days: ("Mon" | "Tue" | "Wed" | "Thu" | "Fri" | "Sat" | "Sun")[];
+                            date: string | null;
+                            start: string;
+                            end: string;
+                            timeZone: string;
+                            next: {
+                                startAt: string;
+                                endAt: string;
+                            } | null;
+                        }[];
+                        next: {
+                            startAt: string;
+                            endAt: string;
+                        } | null;
+                        warmMinutes: number;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+        };
+    };
+    postPackTimetableAdd: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    kind: "weekly" | "once";
+                    days?: ("Mon" | "Tue" | "Wed" | "Thu" | "Fri" | "Sat" | "Sun")[];
+                    date?: string;
+                    start: string;
+                    end: string;
+                    timeZone?: string;
+                    packId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        packId: string;
+                        timeZone: string;
+                        startAt: string;
+                        endAt: string;
+                        sessions: {
+                            id: string;
+                            /** @enum {string} */
+                            kind: "weekly" | "once";
+                            days: ("Mon" | "Tue" | "Wed" | "Thu" | "Fri" | "Sat" | "Sun")[];
+                            date: string | null;
+                            start: string;
+                            end: string;
+                            timeZone: string;
+                            next: {
+                                startAt: string;
+                                endAt: string;
+                            } | null;
+                        }[];
+                        next: {
+                            startAt: string;
+                            endAt: string;
+                        } | null;
+                        warmMinutes: number;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    postPackTimetableChange: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    kind: "weekly" | "once";
+                    days?: ("Mon" | "Tue" | "Wed" | "Thu" | "Fri" | "Sat" | "Sun")[];
+                    date?: string;
+                    start: string;
+                    end: string;
+                    timeZone?: string;
+                    packId: string;
+                    id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        packId: string;
+                        timeZone: string;
+                        startAt: string;
+                        endAt: string;
+                        sessions: {
+                            id: string;
+                            /** @enum {string} */
+                            kind: "weekly" | "once";
+                            days: ("Mon" | "Tue" | "Wed" | "Thu" | "Fri" | "Sat" | "Sun")[];
+                            date: string | null;
+                            start: string;
+                            end: string;
+                            timeZone: string;
+                            next: {
+                                startAt: string;
+                                endAt: string;
+                            } | null;
+                        }[];
+                        next: {
+                            startAt: string;
+                            endAt: string;
+                        } | null;
+                        warmMinutes: number;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    postPackTimetableDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    packId: string;
+                    id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            429: components["responses"]["Error429"];
+        };
+    };
+    getUserClasses: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        classes: {
+                            startAt: string;
+                            endAt: string;
+                            packId: string;
+                        }[];
+                    };
+                };
+            };
+            401: components["responses"]["Error401"];
+        };
+    };
     getAdminUsers: {
         parameters: {
             query?: {
@@ -2614,7 +2927,7 @@ export interface operations {
                             stopReason: string | null;
                             lastStop: {
                                 /** @enum {string} */
-                                by: "user" | "instructor" | "idle" | "hours" | "course-end" | "operator" | "failure";
+                                by: "user" | "instructor" | "idle" | "hours" | "course-end" | "operator" | "failure" | "timetable";
                                 at: string;
                             } | null;
                             updatedAt: string;
@@ -2742,7 +3055,7 @@ export interface operations {
                         stopReason: string | null;
                         lastStop: {
                             /** @enum {string} */
-                            by: "user" | "instructor" | "idle" | "hours" | "course-end" | "operator" | "failure";
+                            by: "user" | "instructor" | "idle" | "hours" | "course-end" | "operator" | "failure" | "timetable";
                             at: string;
                         } | null;
                         updatedAt: string;

@@ -24,6 +24,7 @@ const STOPPED_BY: Record<StopKind, string> = {
   'course-end': 'The course ended',
   operator: 'Stopped by an operator',
   failure: 'Failed to start',
+  timetable: 'The class ended (timetable)',
 };
 
 /** Who or what stopped the machine last, when, and the text its user was shown (if any). */
