@@ -13,11 +13,13 @@ import { metricsPage } from './metrics/routes';
 import { courseRoutes } from './courses/routes';
 import { adminRoutes } from './admin/routes';
 import { hoursRoutes } from './alerts/routes';
+import { ssoRoutes } from './sso/routes';
 import { timetableRoutes } from './timetable/routes';
 
 /** The /v1 route modules, one per domain (each adds its line here). */
 export async function registerModules(v1: FastifyInstance, ctx: Ctx): Promise<void> {
   await identityRoutes(v1, ctx);
+  await ssoRoutes(v1, ctx);
   await captchaRoutes(v1, ctx);
   await contactRoutes(v1, ctx);
   await catalogRoutes(v1, ctx);

@@ -9,6 +9,8 @@ export type AuthDialogName = 'login' | 'signup' | 'forgot';
 /** What a popup starts with when a link opened it (an invitation names the invited address). */
 export interface AuthDialogPrefill {
   email?: string;
+  /** Why a sign-in through the school's provider was refused (`/?login=1&sso_error=sso/…`), shown in the popup. */
+  ssoError?: string;
 }
 
 let current: AuthDialogName | null = null;

@@ -8,6 +8,7 @@ import { Dialog } from './Dialog';
 import { FormMessage } from './FormMessage';
 import { PasswordField, TextField } from './PasswordField';
 import { Spinner } from './Spinner';
+import { SsoButtons } from './SsoButtons';
 import styles from './forms.module.css';
 
 /** Login popup (spec §2, §5: no client-side checks; §8 failure message). */
@@ -48,6 +49,7 @@ export function LoginDialog({ open, onOpenChange }: { open: boolean; onOpenChang
           {busy ? <Spinner small label="Logging in" /> : null}
           Login
         </button>
+        <SsoButtons intent="login" />
         <p className={styles.switch}>
           Don&apos;t have an account?{' '}
           <button type="button" className={styles.linkButton} onClick={() => openAuthDialog('signup')}>

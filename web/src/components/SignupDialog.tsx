@@ -9,6 +9,7 @@ import { Dialog } from './Dialog';
 import { FormMessage } from './FormMessage';
 import { PasswordField, TextField } from './PasswordField';
 import { Spinner } from './Spinner';
+import { SsoButtons } from './SsoButtons';
 import styles from './forms.module.css';
 
 /** Server codes with their own message (spec §8); anything else is the generic sign-up failure. */
@@ -88,6 +89,7 @@ export function SignupDialog({ open, onOpenChange }: { open: boolean; onOpenChan
           {busy ? <Spinner small label="Signing up" /> : null}
           Sign Up
         </button>
+        <SsoButtons intent="signup" />
         <p className={styles.switch}>
           Already have an account?{' '}
           <button type="button" className={styles.linkButton} onClick={() => openAuthDialog('login')}>

@@ -9,7 +9,7 @@ import { decodeCursor, iso, likeOf, pageOf } from './cursor';
 
 export interface AuditRecord {
   action: string;
-  targetType: 'user' | 'machine' | 'order' | 'ledger' | 'mail';
+  targetType: 'user' | 'machine' | 'order' | 'ledger' | 'mail' | 'sso-provider';
   targetId: string;
   before?: unknown;
   after?: unknown;

@@ -38,6 +38,7 @@ import { listUsers } from './users';
 import { listFleet } from './fleet';
 import { listAdjustments, listCourses, listMessages, listOrders } from './lists';
 import { listMail, resendMail } from './mail';
+import { ssoAdminRoutes } from '../sso/admin-routes';
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
 
@@ -131,6 +132,7 @@ export async function adminRoutes(v1: FastifyInstance, ctx: Ctx): Promise<void> 
             .send(auditCsv(ctx.db, req.query) as never); // a stream: sent as it is read, never serialized
         },
       );
+      await ssoAdminRoutes(scope, ctx);
     },
     { prefix: '/admin' },
   );

@@ -13,6 +13,7 @@ const SECTIONS = [
   { path: 'mail', label: 'Mail', page: lazy(() => import('./Mail')) },
   { path: 'hours', label: 'Hours', page: lazy(() => import('./Hours')) },
   { path: 'audit', label: 'Audit', page: lazy(() => import('./Audit')) },
+  { path: 'sso', label: 'Single sign-on', page: lazy(() => import('./Sso')) },
 ] as const;
 
 /** /admin/*: the operator console (issue 15.2), one sub-route per section. Only reached with the admin claim. */

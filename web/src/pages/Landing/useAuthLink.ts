@@ -26,13 +26,15 @@ export function useAuthLink(): void {
   const navigate = useNavigate();
   const dialog = wantedDialog(params);
   const email = params.get('email')?.trim().toLowerCase() ?? '';
+  // `/?login=1&sso_error=<code>`: a sign-in through the school's provider was refused (SsoButtons says why).
+  const ssoError = params.get('sso_error') ?? '';
   useEffect(() => {
     if (!dialog || status === 'loading') return;
     if (status === 'signedIn') {
       void navigate('/dashboard', { replace: true });
       return;
     }
-    openAuthDialog(dialog, looksLikeEmail(email) ? { email } : {});
+    openAuthDialog(dialog, { ...(looksLikeEmail(email) ? { email } : {}), ...(/^sso\/[a-z-]{1,40}$/.test(ssoError) ? { ssoError } : {}) });
     void navigate({ pathname: '/', search: '' }, { replace: true });
-  }, [dialog, email, status, navigate]);
+  }, [dialog, email, ssoError, status, navigate]);
 }
