@@ -10,6 +10,8 @@ import type { MachineRowProps } from './rows';
 import { ConfirmDialog } from './ConfirmDialog';
 import { SeatList } from './SeatList';
 import { StudentList } from './StudentList';
+import { NextClass } from './NextClass';
+import { Timetable } from './Timetable';
 import dash from './Dashboard.module.css';
 import styles from './Course.module.css';
 
@@ -154,6 +156,7 @@ export function InstructorRow({ entry }: MachineRowProps) {
 
   return (
     <MachineCard entry={entry} actions={actions} failure={failure}>
+      <NextClass packId={entry.packId} region={entry.region} />
       <div className={styles.columns}>
         <section className={styles.block} aria-label="Course details">
           <h3 className={styles.blockTitle}>Course</h3>
@@ -164,6 +167,7 @@ export function InstructorRow({ entry }: MachineRowProps) {
           <Rows rows={STATIC_CONFIG_ROWS} />
         </section>
       </div>
+      <Timetable packId={entry.packId} region={entry.region} />
       <SeatList seats={seats} title={`Machines of ${entry.machineName}`} />
       <StudentList packId={entry.packId} region={entry.region} rosterSize={entry.rosterSize ?? 0} seatsKey={`${seatsKey(seats)}|${entry.rosterSize ?? 0}`} />
     </MachineCard>

@@ -1,6 +1,7 @@
 import { formatDateRange } from '../../lib/format';
 import { ConnectButton } from './ConnectButton';
 import { MachineCard } from './MachineCard';
+import { NextClass } from './NextClass';
 import type { MachineRowProps } from './rows';
 import styles from './Course.module.css';
 
@@ -14,6 +15,7 @@ export function StudentRow({ entry }: MachineRowProps) {
   const waiting = entry.instanceStatus !== 'online';
   return (
     <MachineCard entry={entry} actions={<ConnectButton entry={entry} disabledReason={waiting ? WAIT_FOR_INSTRUCTOR : null} />}>
+      <NextClass packId={entry.packId} region={entry.region} />
       {entry.startDate && entry.endDate ? (
         <p className={styles.courseDates}>
           <span className={styles.muted}>Course Dates</span> <strong>{formatDateRange(entry.startDate, entry.endDate, entry.region)}</strong>
