@@ -14,3 +14,4 @@ export * from './sso';
 export * from './two-factor';
 export * from './timetable';
 export * from './wall';
+export * from './wall';

@@ -13,6 +13,7 @@ import { metricsPage } from './metrics/routes';
 import { courseRoutes } from './courses/routes';
 import { adminRoutes } from './admin/routes';
 import { hoursRoutes } from './alerts/routes';
+import { wallRoutes } from './wall/routes';
 import { ssoRoutes } from './sso/routes';
 import { timetableRoutes } from './timetable/routes';
 
@@ -31,6 +32,7 @@ export async function registerModules(v1: FastifyInstance, ctx: Ctx): Promise<vo
   await courseRoutes(v1, ctx);
   await timetableRoutes(v1, ctx);
   await adminRoutes(v1, ctx);
+  await wallRoutes(v1, ctx);
 }
 
 /** Pages served outside /v1 (the built-in payment provider's hosted checkout, /metrics); registered at the root. */

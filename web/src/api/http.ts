@@ -18,6 +18,8 @@ interface RequestOptions<S extends z.ZodType | undefined> {
   schema?: S;
   /** Calls that must not carry the id token (sign-in itself). */
   anonymous?: boolean;
+  /** Ends a streamed answer (openStream). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -55,6 +57,16 @@ export async function download(path: string): Promise<{ blob: Blob; filename: st
   return { blob: await res.blob(), filename };
 }
 
+/** A streamed answer (the instructor wall's picture stream): its body, read until `signal` aborts it. */
+export async function openStream(path: string, signal: AbortSignal): Promise<ReadableStream<Uint8Array>> {
+  const res = await call('GET', path, { signal });
+  if (!res.ok || !res.body) {
+    const err = ((await res.json().catch(() => undefined)) ?? {}) as { message?: string; code?: string };
+    throw new ApiError(res.status, err.message ?? `Request failed (${res.status})`, err.code);
+  }
+  return res.body;
+}
+
 async function call(method: string, path: string, opts: RequestOptions<z.ZodType | undefined>): Promise<Response> {
   const send = async () => {
     const headers: Record<string, string> = {};
@@ -68,7 +80,7 @@ async function call(method: string, path: string, opts: RequestOptions<z.ZodType
       headers['content-type'] = 'application/json';
       body = JSON.stringify(opts.body);
     }
-    return fetch(path, { method, headers, body, credentials: 'same-origin' });
+    return fetch(path, { method, headers, body, credentials: 'same-origin', signal: opts.signal });
   };
   let res = await send();
   if (res.status === 401 && !opts.anonymous && (await session.refresh())) res = await send();

@@ -1,4 +1,4 @@
-import { useEffect, useId, useRef, useState } from 'react';
+import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
 import { formatHours } from '../../lib/format';
 import type { Phase, Transport } from './desktop';
 import type { Quality } from './webrtc';
@@ -26,6 +26,8 @@ export interface ToolbarProps {
   onToggleStats(): void;
   quality: Quality;
   onQuality(q: Quality): void;
+  /** Controls of the student's class (Raise hand), first in the row. */
+  extra?: ReactNode;
 }
 
 const QUALITY_LABELS: [Quality, string][] = [
@@ -99,6 +101,7 @@ export function Toolbar(p: ToolbarProps) {
         More
       </button>
       <div id={actionsId} className={styles.actions} data-open={moreOpen}>
+        {p.extra}
         <span className={styles.transport} data-testid="transport" title="How the desktop reaches you">
           {p.transport === 'webrtc' ? 'WebRTC' : 'VNC'}
         </span>

@@ -9,6 +9,7 @@ import { Toolbar } from './Toolbar';
 import { BadLinkScreen, StatusScreen } from './StatusScreen';
 import { ClipboardPanel } from './ClipboardPanel';
 import { IdleDialog } from './IdleDialog';
+import { RaiseHandButton, TakeoverNotice } from './ClassHelp';
 import styles from './Connect.module.css';
 
 const HOURS_REFRESH_MS = 60_000;
@@ -106,9 +107,11 @@ function Desktop({ payload }: { payload: ConnectPayload }) {
         onToggleStats={() => setStatsOpen((o) => !o)}
         quality={state?.quality ?? 'auto'}
         onQuality={(q) => conn.current?.setQuality(q)}
+        extra={payload.role === 'STUDENT' ? <RaiseHandButton packId={payload.packId} /> : null}
       />
       <div className={styles.stage}>
         <div ref={screen} className={styles.screen} data-testid="desktop" aria-label={`Desktop of ${payload.machineName}`} />
+        {payload.role === 'STUDENT' ? <TakeoverNotice packId={payload.packId} /> : null}
         {statsOpen && state?.stats ? (
           <dl className={styles.stats} data-testid="stream-stats">
             <dt>fps</dt><dd>{state.stats.fps}</dd>

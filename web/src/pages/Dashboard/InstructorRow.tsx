@@ -1,4 +1,5 @@
 import { useEffect, useState, type ReactNode } from 'react';
+import { Link } from 'react-router';
 import * as Tooltip from '@radix-ui/react-tooltip';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { INSTRUCTOR_STATIC_CONFIG } from '@hyperdesk/contract';
@@ -137,6 +138,9 @@ export function InstructorRow({ entry }: MachineRowProps) {
       >
         Stop All
       </button>
+      <Link to={`/wall/${entry.packId}`} className={dash.secondary}>
+        Watch students
+      </Link>
       <ConfirmDialog
         open={confirmStop}
         onOpenChange={setConfirmStop}

@@ -1,0 +1,158 @@
+/**
+ * The instructor wall (issue 22.2) on the lxd machine provider: a course of N machines (default 40) is started, then
+ * the instructor's wall stream (GET /v1/wall/course/:id/stream) is read for a window: what the instructor receives
+ * (kbit/s, pictures a second, seats seen) and what the captures cost each desktop (CPU of the gst-launch processes
+ * inside the instances, from the host's /proc, and the desktops' whole CPU before and during the wall). Then one
+ * desktop is watched (the larger pictures of a click on a thumbnail). Goal: the wall of 40 ≤ 2 Mbit/s.
+ *
+ *   npx tsx bench/wall.ts [machines (default 40)] [window seconds (default 60)]
+ */
+import { readFileSync } from 'node:fs';
+import { and, eq } from 'drizzle-orm';
+import { machines } from '../server/src/db/schema/index';
+import { seedCourseOrder, seedUser } from '../server/src/modules/courses/fixtures/seed';
+import { startBenchServer } from './server';
+import { instanceProcesses } from './memory';
+
+const VMS = Number(process.argv[2] ?? 40);
+const WINDOW_S = Number(process.argv[3] ?? 60);
+const WARMUP_S = 15;
+const TICKS = 100; // clock ticks a second (getconf CLK_TCK)
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** CPU ticks (user + system) of the deployment's desktop processes, summed per program name and in all. */
+function cpuTicks(project: string): { all: number; gst: number; gstProcs: number } {
+  let all = 0;
+  let gst = 0;
+  let gstProcs = 0;
+  for (const p of instanceProcesses(project)) {
+    if (p.monitor) continue;
+    try {
+      const f = readFileSync(`/proc/${p.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      const t = Number(f[11]) + Number(f[12]);
+      all += t;
+      if (p.comm.startsWith('gst-launch')) {
+        gst += t;
+        gstProcs++;
+      }
+    } catch {
+      /* exited */
+    }
+  }
+  return { all, gst, gstProcs };
+}
+
+/** Reads a wall stream for `seconds` after `warmup` seconds: bytes, pictures and the machines they came from. */
+async function readStream(url: string, token: string, warmup: number, seconds: number) {
+  const ac = new AbortController();
+  const stopAt = setTimeout(() => ac.abort(), (warmup + seconds) * 1000);
+  const res = await fetch(url, { headers: { idtoken: token }, signal: ac.signal });
+  if (res.status !== 200 || !res.body) throw new Error(`stream: ${res.status} ${await res.text()}`);
+  const reader = res.body.getReader();
+  let buf = Buffer.alloc(0);
+  let bytes = 0;
+  let pictures = 0;
+  const seen = new Set<string>();
+  const t0 = performance.now();
+  let counting = false;
+  let tc = 0;
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      if (!counting && performance.now() - t0 >= warmup * 1000) {
+        counting = true;
+        tc = performance.now();
+      }
+      if (counting) bytes += value.length;
+      buf = Buffer.concat([buf, Buffer.from(value)]);
+      while (buf.length >= 5 && buf.length >= 4 + buf.readUInt32BE(0)) {
+        const len = buf.readUInt32BE(0);
+        const kind = buf[4];
+        if (kind !== 0 && counting) {
+          pictures++;
+          seen.add(buf.subarray(5, 41).toString('latin1'));
+        }
+        buf = buf.subarray(4 + len);
+      }
+    }
+  } catch (err) {
+    if ((err as Error).name !== 'AbortError') throw err;
+  } finally {
+    clearTimeout(stopAt);
+  }
+  const secs = (performance.now() - tc) / 1000;
+  return { kbps: (bytes * 8) / 1000 / secs, perSecond: pictures / secs, seats: seen.size, secs };
+}
+
+async function main() {
+  const server = await startBenchServer('wall');
+  const { app, base, project, db } = server;
+  try {
+    const owner = await seedUser(db, { instructor: true, name: 'Bench Instructor' });
+    const token = await app.ctx.tokens.sign(owner);
+    const startAt = new Date(Date.now() - 60_000);
+    const orderId = await seedCourseOrder(db, { userId: owner.uid, vms: VMS, hours: 10, startAt, expiresAt: new Date(startAt.getTime() + 7 * 86_400_000) });
+    const courseId = await db.transaction((tx) => app.ctx.courses.fulfilCourseOrder(tx, { id: orderId }));
+    const startAll = () => fetch(`${base}/v1/pack/start`, { method: 'POST', headers: { idtoken: token, 'content-type': 'application/json' }, body: JSON.stringify({ packId: courseId }) });
+    if ((await startAll()).status !== 200) throw new Error('Start All refused');
+    const t0 = performance.now();
+    let online = 0;
+    for (;;) {
+      const s = await db.select({ id: machines.id, observed: machines.observed }).from(machines).where(eq(machines.courseId, courseId));
+      online = s.filter((m) => m.observed === 'online').length;
+      if (online === VMS) break;
+      // A start that timed out on a busy host goes offline: Start All again, as an instructor would.
+      if (s.some((m) => m.observed === 'offline')) await startAll();
+      if (performance.now() - t0 > 15 * 60_000) {
+        if (!online) throw new Error('no machine online after 15 minutes');
+        console.log(`only ${online}/${VMS} online after 15 minutes: measuring those`);
+        break;
+      }
+      await sleep(2000);
+    }
+    console.log(`${online} desktops online after ${Math.round((performance.now() - t0) / 1000)} s; settling 20 s`);
+    await sleep(20_000);
+
+    const idle0 = cpuTicks(project);
+    await sleep(WINDOW_S * 1000);
+    const idle1 = cpuTicks(project);
+    const idlePct = ((idle1.all - idle0.all) / TICKS / WINDOW_S / online) * 100;
+
+    const wallUrl = `${base}/v1/wall/course/${courseId}/stream`;
+    let during: { a: ReturnType<typeof cpuTicks>; b: ReturnType<typeof cpuTicks> } | null = null;
+    const sampler = (async () => {
+      await sleep(WARMUP_S * 1000);
+      const a = cpuTicks(project);
+      await sleep(WINDOW_S * 1000);
+      during = { a, b: cpuTicks(project) };
+    })();
+    const wall = await readStream(wallUrl, token, WARMUP_S, WINDOW_S);
+    await sampler;
+    const d = during as unknown as { a: ReturnType<typeof cpuTicks>; b: ReturnType<typeof cpuTicks> };
+    const gstPct = ((d.b.gst - d.a.gst) / TICKS / WINDOW_S / online) * 100;
+    const allPct = ((d.b.all - d.a.all) / TICKS / WINDOW_S / online) * 100;
+
+    const [first] = await db.select({ id: machines.id }).from(machines).where(eq(machines.courseId, courseId)).limit(1);
+    const [shown] = await db.select({ id: machines.id }).from(machines).where(and(eq(machines.courseId, courseId), eq(machines.observed, 'online'))).limit(1);
+    const watch = await readStream(`${wallUrl}?watch=${(shown ?? first)!.id}`, token, 5, 20);
+
+    console.log(`\nwall of ${online} running seats (window ${WINDOW_S} s after ${WARMUP_S} s warm-up):`);
+    console.log(`  received by the instructor: ${wall.kbps.toFixed(0)} kbit/s (goal ≤ 2000 for 40), ${wall.perSecond.toFixed(1)} pictures/s, ${wall.seats}/${online} seats shown`);
+    console.log(`  per seat: ${(wall.perSecond / online).toFixed(2)} pictures/s, ${(wall.kbps / online).toFixed(1)} kbit/s` + (online < 40 ? ` (× 40 = ${((wall.kbps / online) * 40).toFixed(0)} kbit/s before the stream's 1800 kbit/s budget)` : ''));
+    console.log(`  capture CPU per desktop (gst-launch, ${d.b.gstProcs} running): ${gstPct.toFixed(2)}% of a core`);
+    console.log(`  desktop CPU per desktop: ${idlePct.toFixed(2)}% without the wall, ${allPct.toFixed(2)}% with it (+${(allPct - idlePct).toFixed(2)} points)`);
+    console.log(`watching one desktop: ${watch.kbps.toFixed(0)} kbit/s, ${watch.perSecond.toFixed(1)} pictures/s`);
+    await fetch(`${base}/v1/pack/stop`, { method: 'POST', headers: { idtoken: token, 'content-type': 'application/json' }, body: JSON.stringify({ packId: courseId, terminate: true }) });
+  } finally {
+    await server.close();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,179 @@
+import { execFile, execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { lxdProjectFor } from '../../server/src/config';
+import { launchBrowser, snap, startServer, uniqueEmail, type RunningServer } from '../harness';
+import { startInbox, type Inbox } from '../inbox';
+import { mailedLink, seedUser, type Account } from './auth-helpers';
+import { payOnCheckout, PAYING_CARD } from './buy-helpers';
+import { api, preferTransport } from './connect-helpers';
+
+/**
+ * The instructor wall (issue 22.2) in Chromium against the real server on LXD: a thumbnail per running seat with the
+ * student's name; the student's raised hand on the wall; a watched desktop that follows what happens on it; take-over
+ * input typed into the student's xterm while the student's tab says the instructor is controlling it (and then
+ * that it ended); input refused before take-over; nobody else sees the wall.
+ */
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const run = promisify(execFile);
+
+let server: RunningServer;
+let browser: Browser;
+let inbox: Inbox;
+beforeAll(async () => {
+  inbox = await startInbox();
+  [server, browser] = await Promise.all([startServer({ SMTP_URL: inbox.url }), launchBrowser()]);
+}, 300_000); // the first start on a host shared with other test runs (LXD project, PGlite migrations)
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+  await inbox?.close();
+});
+
+/**
+ * A signed-in browser context: the login call made with the context's own cookie jar (the login popup has its own
+ * tests; on a host this busy its lazily loaded code alone can outlast their timeouts).
+ */
+async function signIn(account: Account): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  await preferTransport(context, 'vnc');
+  const res = await context.request.post(`${server.base}/v1/auth/login`, { data: { email: account.email, password: account.password } });
+  expect(res.status()).toBe(200);
+  return context.newPage();
+}
+
+/** As root on this host (the test's side): a command inside the machine's instance as the desktop's user. */
+function inDesktop(machineId: string, argv: string[]): string {
+  return execFileSync('lxc', ['exec', `hd-${machineId}`, '--project', lxdProjectFor(path.resolve(server.dataDir)), '--user', '1000', '--group', '1000',
+    '--env', 'HOME=/home/user', '--env', 'DISPLAY=:0', '--env', 'XAUTHORITY=/run/hyperdesk/xauth', '--', ...argv], { encoding: 'utf8', timeout: 20_000 });
+}
+
+/** The colour of a pixel near the top-left corner of a picture on the page (the desktop's root window there). */
+const cornerColour = (page: Page, testId: string) =>
+  page.getByTestId(testId).evaluate((el) => {
+    const img = el as HTMLImageElement;
+    if (!img.complete || !img.naturalWidth) return null;
+    const c = document.createElement('canvas');
+    c.width = img.naturalWidth;
+    c.height = img.naturalHeight;
+    const g = c.getContext('2d')!;
+    g.drawImage(img, 0, 0);
+    const [r, gr, b] = g.getImageData(3, 3, 1, 1).data;
+    return { r: r!, g: gr!, b: b! };
+  });
+
+it('wall: thumbnails per running seat, raised hand, live watch, take-over typed into the student desktop with the notice', { timeout: 600_000 }, async () => {
+  const password = 'wallwall42';
+  const instructor = { name: 'Wanda Wall', email: uniqueEmail('wall-instructor'), password };
+  const student = { name: 'Sam Student', email: uniqueEmail('wall-student'), password };
+  const outsider = { name: 'Otto Outsider', email: uniqueEmail('wall-outsider'), password };
+  for (const a of [instructor, student, outsider]) await seedUser(server.base, a);
+  await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'grant', instructor.email, 'instructor'], { cwd: ROOT, env: server.env });
+  const login = async (a: Account) => (await api(server.base, 'POST', '/v1/auth/login', undefined, { email: a.email, password: a.password })).accessToken as string;
+  const token = await login(instructor);
+
+  // A started course of 2 machines, paid on the hosted checkout; the student is on its list and verified.
+  const course = { Platform: 'Unreal Engine', VMs: 2, StartAt: Date.now() - 60_000, ExpiresAt: Date.now() + 7 * 86_400_000, Region: 'DE' };
+  const { prices } = await api(server.base, 'POST', '/v1/pack/cost', token, course);
+  const { url } = await api(server.base, 'POST', '/v1/pack/recharge', token, { ...course, TotalHours: 10, Price: prices['10'], success_url: `${server.base}/success`, cancel_url: `${server.base}/failed` });
+  const teacher = await signIn(instructor);
+  await teacher.goto(url, { timeout: 60_000 });
+  await payOnCheckout(teacher, PAYING_CARD);
+  await teacher.waitForURL(/\/success\?orderId=/, { timeout: 30_000 });
+  const packId: string = (await api(server.base, 'GET', '/v1/user/wallet/balance', token)).balance[0].packId;
+  const fd = new FormData();
+  fd.append('packId', packId);
+  fd.append('attachment', new Blob([student.email]), 'students.txt');
+  expect((await fetch(`${server.base}/v1/pack/emails`, { method: 'POST', headers: { idtoken: token }, body: fd })).status).toBe(200);
+  const pupil = await signIn(student);
+  await pupil.goto(await mailedLink(inbox, student.email, '/verify-email'));
+  await pupil.getByRole('heading', { level: 1, name: 'E-mail address verified' }).waitFor({ timeout: 20_000 });
+  const studentToken = await login(student);
+
+  // Nobody but the course's instructor reads the wall or its stream (404), and input without a take-over is refused.
+  for (const who of [studentToken, await login(outsider)]) {
+    expect((await fetch(`${server.base}/v1/wall/course/${packId}`, { headers: { idtoken: who } })).status).toBe(404);
+    expect((await fetch(`${server.base}/v1/wall/course/${packId}/stream`, { headers: { idtoken: who } })).status).toBe(404);
+  }
+
+  // Start All from the dashboard, then the student connects from theirs (VNC: the desktop keeps its full size).
+  await teacher.goto(`${server.base}/dashboard`);
+  const card = teacher.getByRole('article');
+  await card.getByRole('button', { name: 'Start All' }).click();
+  await pupil.goto(`${server.base}/dashboard`);
+  const connect = pupil.getByRole('article').getByRole('button', { name: 'Connect' });
+  await expect.poll(() => connect.getAttribute('aria-disabled'), { timeout: 180_000 }).toBeNull();
+  const [tab] = await Promise.all([pupil.context().waitForEvent('page'), connect.click()]);
+  await tab.locator('main[data-phase="connected"]').waitFor({ timeout: 180_000 });
+
+  // The wall: one live thumbnail per running machine, the student's name on theirs.
+  await card.getByRole('link', { name: 'Watch students' }).click();
+  await teacher.waitForURL(/\/wall\//);
+  const tiles = teacher.getByTestId('wall-seat');
+  await expect.poll(() => tiles.count(), { timeout: 30_000 }).toBe(2);
+  await expect.poll(() => teacher.getByTestId('wall-thumb').count(), { timeout: 180_000 }).toBe(2);
+  const seat = tiles.filter({ hasText: student.name });
+  await seat.waitFor({ timeout: 30_000 });
+  const machineId = (await seat.getAttribute('data-machine'))!;
+  await expect.poll(() => seat.getByTestId('wall-thumb').evaluate((img) => (img as HTMLImageElement).naturalWidth), { timeout: 30_000 }).toBe(224);
+
+  const input = (events: unknown[]) => fetch(`${server.base}/v1/wall/input`, { method: 'POST', headers: { idtoken: token, 'content-type': 'application/json' }, body: JSON.stringify({ machineId, events }) });
+  const refused = await input([{ t: 'k', down: true, keysym: 0x61 }, { t: 'k', down: false, keysym: 0x61 }]);
+  expect(refused.status).toBe(409);
+  expect((await refused.json()).code).toBe('not-taken-over');
+
+  // The student raises a hand from the connect toolbar: the wall shows it on their tile.
+  await tab.getByRole('button', { name: 'Raise hand' }).click();
+  await tab.getByRole('button', { name: 'Lower hand' }).waitFor();
+  await seat.getByTestId('wall-hand').waitFor({ timeout: 20_000 });
+  await snap(teacher, 'wall-01-thumbnails-hand');
+
+  // Watch: the larger picture follows the desktop (its background turns red).
+  await seat.getByRole('button', { name: /^Watch / }).click();
+  const picture = teacher.getByTestId('watch-picture');
+  await picture.waitFor({ timeout: 60_000 });
+  await expect.poll(async () => (await cornerColour(teacher, 'watch-picture'))?.r ?? 255, { timeout: 30_000 }).toBeLessThan(100);
+  inDesktop(machineId, ['xsetroot', '-solid', '#ff0000']);
+  await expect.poll(async () => {
+    const c = await cornerColour(teacher, 'watch-picture');
+    return !!c && c.r > 200 && c.g < 60 && c.b < 60;
+  }, { timeout: 30_000 }).toBe(true);
+  await teacher.getByText('View only').waitFor();
+
+  // Take over: the student's tab says so; the instructor types into the student's xterm.
+  await teacher.getByRole('button', { name: 'Take over' }).click();
+  await teacher.getByText('You control this desktop').waitFor();
+  await tab.getByTestId('takeover-notice').getByText('is controlling your desktop', { exact: false }).waitFor({ timeout: 20_000 });
+  expect(await tab.getByTestId('takeover-notice').innerText()).toContain(instructor.name);
+  await snap(tab, 'wall-02-student-notice');
+  const box = (await picture.boundingBox())!;
+  await teacher.mouse.click(box.x + (400 / 1920) * box.width, box.y + (300 / 1080) * box.height); // inside the xterm
+  await teacher.keyboard.type('echo taken-over-by-wall > ~/wall.txt', { delay: 20 });
+  await teacher.keyboard.press('Enter');
+  await expect.poll(() => {
+    try {
+      return inDesktop(machineId, ['cat', '/home/user/wall.txt']).trim();
+    } catch {
+      return '';
+    }
+  }, { timeout: 30_000 }).toBe('taken-over-by-wall');
+  await snap(teacher, 'wall-03-take-over');
+
+  // Give back: the student is told it ended; input is refused again.
+  await teacher.getByRole('button', { name: 'Give back control' }).click();
+  await teacher.getByText('View only').waitFor();
+  await tab.getByTestId('takeover-notice').getByText('stopped controlling your desktop', { exact: false }).waitFor({ timeout: 20_000 });
+  expect((await input([{ t: 'p', x: 0.5, y: 0.5, buttons: 0 }])).status).toBe(409);
+  // The student's own session kept working throughout.
+  expect(await tab.locator('main').getAttribute('data-phase')).toBe('connected');
+
+  // The instructor lowers the hand from the wall.
+  await teacher.getByRole('button', { name: /Back to the wall/ }).click();
+  await seat.getByTestId('wall-hand').getByRole('button', { name: 'Lower' }).click();
+  await seat.getByTestId('wall-hand').waitFor({ state: 'detached', timeout: 20_000 });
+  await tab.getByRole('button', { name: 'Raise hand' }).waitFor({ timeout: 20_000 });
+});
