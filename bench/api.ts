@@ -4,8 +4,8 @@
  *
  * The product is the compiled server started as `npm start` starts it (scripts/build-server.mjs, then
  * scripts/run-server.sh: `node --enable-source-maps server/dist/main.js`) in its own process, configured as in
- * production (LOG_LEVEL unset: info, one JSON line per request received and answered, every background job running),
- * except MACHINE_PROVIDER=local (the read touches no machine; the lxd provider needs root's host set-up). Its stdout is
+ * production (LOG_LEVEL unset: info, one JSON line per request received and answered, every background job running,
+ * the lxd provider: run as root, run-server.sh prepares LXD for the data dir and runs node as `hyperdesk`). Its stdout is
  * a pipe this process reads and parses line by line, as a log collector would. The baseline, also in its own process
  * and started the same way (bench/api-baseline.ts, bundled, plain node), is a bare Fastify handler making ONE
  * comparable query (the user's machines joined with a ledger sum) through the product's database client, on the same
@@ -34,6 +34,8 @@ import { sql } from 'drizzle-orm';
 import { openDatabase, type Database, type Db } from '../server/src/db/client';
 import { migrate } from '../server/src/db/migrate';
 import { freshDatabase } from '../server/test/harness';
+import { removeProject } from '../server/test/lxd-fixtures';
+import { lxdProjectFor } from '../server/src/config';
 import { manualClock, systemClock } from '../server/src/lib/clock';
 import { createTokens, type Principal } from '../server/src/modules/identity/tokens';
 import { createLedger } from '../server/src/modules/ledger/service';
@@ -302,7 +304,7 @@ async function bench(kind: string) {
   const server = await startProcess(
     'server',
     ['sh', path.join(ROOT, 'scripts/run-server.sh')],
-    childEnv({ DATABASE_URL: url, DATA_DIR: dataDir, PORT: String(serverPort), HOST: '127.0.0.1', MACHINE_PROVIDER: 'local' }),
+    childEnv({ DATABASE_URL: url, DATA_DIR: dataDir, PORT: String(serverPort), HOST: '127.0.0.1' }),
     serverPort,
     '/readyz',
   );
@@ -348,6 +350,7 @@ async function bench(kind: string) {
   const n = Number((await db.execute(sql`select count(*) as n from ledger_entries`)).rows[0]!.n);
   if (kind === 'pglite') await database.close();
   else await drop();
+  removeProject(lxdProjectFor(dataDir));
   rmSync(dataDir, { recursive: true, force: true });
   rmSync(baselineDir, { recursive: true, force: true });
 
@@ -378,7 +381,7 @@ async function main(kind: string) {
     await built;
     console.log(
       `server: sh scripts/run-server.sh → node --enable-source-maps server/dist/main.js in its own process, LOG_LEVEL=${process.env.LOG_LEVEL ?? 'info (default)'}, ` +
-        `stdout piped to this bench's log collector, MACHINE_PROVIDER=local (the read touches no machine; lxd needs root's host set-up); ` +
+        `stdout piped to this bench's log collector, the lxd provider (the read touches no machine); ` +
         `baseline: bench/dist/api-baseline.js in its own process; load: autocannon and bench/paced.ts in their own processes; ${SECONDS} s per run, medians of ${ROUNDS} rounds`,
     );
   }

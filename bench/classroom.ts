@@ -1,5 +1,5 @@
 /**
- * Classroom Start All / Stop All on the local machine provider (issue 7): a course of 40 machines is started with one
+ * Classroom Start All / Stop All on the lxd machine provider (issue 7): a course of 40 machines is started with one
  * POST /v1/pack/start; measured are the time until the call is acknowledged and until every machine is online
  * (p50 and max over the runs), the memory of the running desktops, and Stop All until every desktop is gone.
  * Baseline, measured in the same run (before each classroom run): Start All of a 1-machine course on the same server;
@@ -13,8 +13,7 @@ import { eq } from 'drizzle-orm';
 import { machines } from '../server/src/db/schema/index';
 import { seedCourseOrder, seedUser } from '../server/src/modules/courses/fixtures/seed';
 import { startBenchServer } from './server';
-import { desktopProcesses } from '../server/test/machines-desktops';
-import { desktopMemory, printDesktopMemory } from './memory';
+import { desktopMemory, instanceProcesses, printDesktopMemory } from './memory';
 import { fmtMs, percentile, ratio } from './stats';
 
 const RUNS = Number(process.argv[2] ?? 3);
@@ -24,7 +23,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function main() {
   const server = await startBenchServer('classroom');
-  const { app, base, dataDir, db } = server;
+  const { app, base, project, db } = server;
+  const running = () => instanceProcesses(project).length > 0;
 
   const owner = await seedUser(db, { instructor: true, name: 'Bench Instructor' });
   const token = await app.ctx.tokens.sign(owner);
@@ -67,11 +67,11 @@ async function main() {
     let memory: ReturnType<typeof desktopMemory> | null = null;
     if (measureMemory) {
       await sleep(3000); // let the desktops settle before measuring memory
-      memory = desktopMemory(dataDir);
+      memory = desktopMemory(project);
     }
     const t1 = performance.now();
     await pack('stop', id);
-    while (desktopProcesses(dataDir).length > 0 || (await states(id)).some((x) => x !== 'offline')) {
+    while (running() || (await states(id)).some((x) => x !== 'offline')) {
       if (performance.now() - t1 > RUN_TIMEOUT_MS) throw new Error('desktops still running after Stop All');
       await sleep(50);
     }
@@ -104,13 +104,13 @@ async function main() {
   } finally {
     await pack('stop').catch(() => undefined);
     await pack('stop', baselineId).catch(() => undefined);
-    for (let i = 0; i < 600 && desktopProcesses(dataDir).length > 0; i++) await sleep(100);
+    for (let i = 0; i < 600 && running(); i++) await sleep(100);
     await server.close();
   }
 
   const row = (label: string, xs: number[]) =>
     console.log(`${label.padEnd(48)} p50 ${fmtMs(percentile(xs, 50)).padStart(9)}   max ${fmtMs(Math.max(...xs)).padStart(9)}   n=${xs.length}`);
-  console.log(`\nClassroom of ${VMS} machines on the local provider (${server.databaseKind}), ${RUNS} runs\n`);
+  console.log(`\nClassroom of ${VMS} machines on the lxd provider (${server.databaseKind}), ${RUNS} runs\n`);
   row('POST /v1/pack/start → acknowledged', acks);
   row('POST /v1/pack/start → first machine online', firstOnline);
   row(`POST /v1/pack/start → all ${VMS} machines online`, allOnline);

@@ -1,9 +1,10 @@
 /**
- * Local machine provider, end to end: time from POST /v1/user/slot to the desktop answering a VNC handshake
+ * The lxd machine provider, end to end: time from POST /v1/user/slot to the desktop answering a VNC handshake
  * (and to the machine showing `online`), for 1 machine and for 10 started together; memory per running desktop.
  * Baseline, measured in the same run (interleaved with the 1-machine runs): a bare `Xvfb` + `x11vnc` start with no
  * product code, from spawning Xvfb to the first RFB handshake; the handshake times are also printed as its multiple.
  * The server is built with the production buildApp and runs all its jobs; PGlite, or PostgreSQL with DATABASE_URL.
+ * Run as root (LXD is prepared as `npm start` prepares it); the baseline needs Xvfb and x11vnc on the host.
  *
  *   npx tsx bench/machines.ts [runs-of-1 (default 5)] [runs-of-10 (default 3)]
  */
@@ -11,13 +12,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { startBenchServer } from './server';
-import { desktopProcesses, trustedUnixSocket, vncHandshake } from '../server/test/machines-desktops';
-import { DESKTOP_PATH } from '../server/src/modules/machines/providers/sandbox';
-import { alive } from '../server/src/modules/machines/providers/procs';
+import { vncHandshake } from '../server/test/machines-desktops';
 import { machineRow, seedMachine, seedUser, signFor } from '../server/test/machines-fixtures';
-import { desktopMemory, printDesktopMemory } from './memory';
+import { desktopMemory, instanceProcesses, printDesktopMemory } from './memory';
 import { fmtMs, percentile, ratio } from './stats';
 
 const RUNS_1 = Number(process.argv[2] ?? 5);
@@ -34,6 +32,15 @@ function freePort(): Promise<number> {
     });
   });
 }
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
 
 function xLockPid(display: number): number | null {
   try {
@@ -79,7 +86,7 @@ async function bareDesktop(): Promise<number> {
   const port = await freePort();
   const opts = {
     stdio: 'ignore' as const,
-    env: { PATH: DESKTOP_PATH, HOME: tmpdir(), LANG: 'C.UTF-8' },
+    env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: tmpdir(), LANG: 'C.UTF-8' },
     ...(process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {}),
   };
   const children: ChildProcess[] = [];
@@ -113,7 +120,7 @@ async function bareDesktop(): Promise<number> {
 
 async function main() {
   const server = await startBenchServer('machines');
-  const { app, base, dataDir, db } = server;
+  const { app, base, project, db } = server;
 
   const customers = await Promise.all(
     Array.from({ length: 10 }, async (_, i) => {
@@ -134,11 +141,9 @@ async function main() {
     const answer = await slot(c, { packId: c.id });
     if (answer.status !== 'WAIT') throw new Error(`expected WAIT, got ${answer.status}`);
     let vnc = 0;
-    const sock = trustedUnixSocket(path.join(dataDir, 'machines', c.id, 'run', 'vnc.sock'));
     for (;;) {
-      if (!vnc && existsSync(String(sock.ref.path))) {
-        if (await vncHandshake(sock, '127.0.0.1', 1000).then(() => true, () => false)) vnc = performance.now() - t0;
-      }
+      const endpoint = vnc ? undefined : (await app.ctx.machines.provider.describe(c.id)).endpoint;
+      if (endpoint && (await vncHandshake(endpoint, '127.0.0.1', 1000).then(() => true, () => false))) vnc = performance.now() - t0;
       if (vnc && (await machineRow(db, c.id)).observed === 'online') return { vnc, online: performance.now() - t0 };
       if (performance.now() - t0 > 120_000) throw new Error('machine did not come up in 120 s');
       await sleep(vnc ? 20 : 10);
@@ -148,7 +153,7 @@ async function main() {
   async function stopAll(cs: typeof customers): Promise<number> {
     const t0 = performance.now();
     await Promise.all(cs.map((c) => slot(c, { packId: c.id, terminate: true })));
-    while (desktopProcesses(dataDir).length > 0 || (await Promise.all(cs.map((c) => machineRow(db, c.id)))).some((r) => r.observed !== 'offline')) {
+    while (instanceProcesses(project).length > 0 || (await Promise.all(cs.map((c) => machineRow(db, c.id)))).some((r) => r.observed !== 'offline')) {
       await sleep(20);
     }
     return performance.now() - t0;
@@ -169,7 +174,7 @@ async function main() {
     for (let i = 0; i < RUNS_10; i++) {
       ten.push(...(await Promise.all(customers.map(startOne))));
       await sleep(2000); // let the desktops settle before measuring memory
-      if (!memory) memory = desktopMemory(dataDir);
+      if (!memory) memory = desktopMemory(project);
       stops10.push(await stopAll(customers));
     }
   } finally {
@@ -179,7 +184,7 @@ async function main() {
 
   const row = (label: string, xs: number[]) =>
     console.log(`${label.padEnd(50)} p50 ${fmtMs(percentile(xs, 50)).padStart(8)}   p95 ${fmtMs(percentile(xs, 95)).padStart(8)}   max ${fmtMs(Math.max(...xs)).padStart(8)}   n=${xs.length}`);
-  console.log(`\nLocal machine provider (${server.databaseKind}), ${RUNS_1} runs of 1 machine, ${RUNS_10} runs of 10 together\n`);
+  console.log(`\nlxd machine provider (${server.databaseKind}), ${RUNS_1} runs of 1 machine, ${RUNS_10} runs of 10 together\n`);
   row('baseline: bare Xvfb + x11vnc → VNC handshake', bare);
   row('1 machine: POST /user/slot → VNC handshake', one.map((r) => r.vnc));
   row('1 machine: POST /user/slot → online', one.map((r) => r.online));

@@ -1,26 +1,23 @@
 /**
- * The two machine providers side by side, in the same run on this host (issue 20): the bubblewrap sandbox (`local`)
- * and the LXD container (`lxd`, prepared by scripts/lxd/host-setup.sh as npm start prepares it), each driven through
- * its MachineProvider exactly as the reconciler drives it.
+ * The machine provider on this host (issue 20): the LXD container (`lxd`, prepared by scripts/lxd/host-setup.sh as
+ * npm start prepares it), driven through its MachineProvider exactly as the reconciler drives it. (Until it was
+ * deleted, the bubblewrap `local` provider was measured beside it in the same run: README, Benchmarks.)
  *   - start of an existing (stopped) machine → online (the provider reports it running and VNC greets) and →
  *     content (the desktop's terminal window is up), p50/p95 over RUNS;
  *   - 10 existing machines started together: until all are online;
  *   - Start All and Stop All of a 40-machine classroom (existing machines): until all online / all stopped;
- *   - memory per idle desktop: PSS of every process of the desktop (for lxd: its container's processes and its
- *     `[lxc monitor]`), the same programs in both.
+ *   - memory per idle desktop: PSS of every process of the desktop (its container's processes and its
+ *     `[lxc monitor]`).
  *
  *   npx tsx bench/providers.ts [runs (default 5)] [classroom size (default 40)]
  */
 import { randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { createLocalProvider } from '../server/src/modules/machines/providers/local';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { MachineProvider } from '../server/src/modules/machines/providers/types';
-import { desktopProcesses, vncHandshake, windowTitles } from '../server/test/machines-desktops';
+import { vncHandshake } from '../server/test/machines-desktops';
 import { lxdDeployment } from '../server/test/lxd-fixtures';
-import { fmtBytes, fmtMs, percentile, ratio } from './stats';
+import { fmtBytes, fmtMs, percentile } from './stats';
 
 const RUNS = Number(process.argv[2] ?? 5);
 const CLASS = Number(process.argv[3] ?? 40);
@@ -43,27 +40,6 @@ const pssOf = (pid: number) => {
     return 0;
   }
 };
-
-async function localSubject(): Promise<Subject> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'hd-bench-local-'));
-  const provider = createLocalProvider({ dataDir, egress: 'none', limits: { memoryMb: 1024, pids: 400, diskMb: 200 } });
-  return {
-    name: 'local (bubblewrap)',
-    provider,
-    titles: (id) => {
-      try {
-        return windowTitles(dataDir, id);
-      } catch {
-        return [];
-      }
-    },
-    pss: (id) => desktopProcesses(dataDir).filter((p) => p.machineId === id).reduce((s, p) => s + pssOf(p.pid), 0),
-    async close() {
-      for (const id of await provider.list()) await provider.destroy(id);
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
 
 async function lxdSubject(): Promise<Subject> {
   const d = await lxdDeployment({ memoryMb: 1024, pids: 400, diskMb: 200 });
@@ -156,7 +132,7 @@ async function measure(s: Subject) {
 async function main() {
   console.log(`Machine providers on this host: ${RUNS} starts of an existing machine, 10 together, a classroom of ${CLASS}.`);
   const results = new Map<string, Awaited<ReturnType<typeof measure>>>();
-  for (const make of [localSubject, lxdSubject]) {
+  for (const make of [lxdSubject]) {
     const s = await make();
     try {
       results.set(s.name, await measure(s));
@@ -173,11 +149,6 @@ async function main() {
     console.log(`  10 together → all online: ${fmtMs(r.ten)}`);
     console.log(`  Start All of ${CLASS} → all online: ${fmtMs(r.startAll)};  Stop All → all stopped: ${fmtMs(r.stopAll)}`);
     console.log(`  memory per idle desktop (PSS): ${fmtBytes(r.pss)}`);
-  }
-  const [l, x] = [...results.values()];
-  if (l && x) {
-    const p50 = (r: typeof l) => percentile(r.single.map((s) => s.content), 50);
-    console.log(`\nlxd / local: start → content p50 ${ratio(p50(x), p50(l))}, Start All ${ratio(x.startAll, l.startAll)}, memory per desktop ${ratio(x.pss, l.pss)}`);
   }
 }
 

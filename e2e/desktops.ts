@@ -3,17 +3,14 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { lxdProjectFor } from '../server/src/config';
 import { volumeOf } from '../server/src/modules/machines/providers/lxd/provider';
-import { windowTitles as localWindowTitles } from '../server/test/machines-desktops';
 import type { RunningServer } from './harness';
 
 /**
- * What a test looks at inside a server's desktops, on either provider: as root on this host (the test's side, not
- * the server's, which has no such access): an LXD instance through `lxc exec` and its home volume's directory in the
- * pool, or a local sandbox's files under DATA_DIR.
+ * What a test looks at inside a server's desktops, as root on this host (the test's side, not the server's, which
+ * has no such access): an LXD instance through `lxc exec` and its home volume's directory in the pool.
  */
 const POOL_DIR = '/var/lib/lxd/storage-pools/hyperdesk/custom';
 
-const isLxd = (server: RunningServer) => (server.env.MACHINE_PROVIDER ?? 'lxd') === 'lxd';
 const projectOf = (server: RunningServer) => lxdProjectFor(path.resolve(server.dataDir));
 
 /** Runs a command inside the machine's instance as the desktop's user, on its display. */
@@ -24,13 +21,12 @@ function inInstance(server: RunningServer, machineId: string, argv: string[]): s
 
 /** The titles of the desktop's windows. */
 export function windowTitles(server: RunningServer, machineId: string): string[] {
-  if (!isLxd(server)) return localWindowTitles(server.dataDir, machineId);
   return [...inInstance(server, machineId, ['xwininfo', '-root', '-tree']).matchAll(/0x[0-9a-f]+ "([^"]*)"/g)].map((m) => m[1]!);
 }
 
 /** The folder that holds the home of `homeKey` (a machine id, or a course seat's key). */
 export function homeDir(server: RunningServer, homeKey: string): string {
-  return isLxd(server) ? path.join(POOL_DIR, `${projectOf(server)}_${volumeOf(homeKey)}`) : path.join(server.dataDir, 'homes', homeKey);
+  return path.join(POOL_DIR, `${projectOf(server)}_${volumeOf(homeKey)}`);
 }
 
 /** A file in a home folder ('' until it exists). */
@@ -45,8 +41,8 @@ export function readHome(server: RunningServer, homeKey: string, name: string): 
 /** Every home folder of the server's machines that holds `name`: folder → content. */
 export function homesWith(server: RunningServer, name: string): Map<string, string> {
   const found = new Map<string, string>();
-  const dir = isLxd(server) ? POOL_DIR : path.join(server.dataDir, 'homes');
-  const prefix = isLxd(server) ? `${projectOf(server)}_home-` : '';
+  const dir = POOL_DIR;
+  const prefix = `${projectOf(server)}_home-`;
   let entries: string[];
   try {
     entries = readdirSync(dir).filter((e) => e.startsWith(prefix));
@@ -66,8 +62,7 @@ export function homesWith(server: RunningServer, name: string): Map<string, stri
 /** The machine's log (its desktop and streaming agent), for failure messages. */
 export function machineLog(server: RunningServer, machineId: string): string {
   try {
-    if (isLxd(server)) return inInstance(server, machineId, ['cat', '/tmp/agent.log']);
-    return readFileSync(path.join(server.dataDir, 'machines', machineId, 'desktop.log'), 'utf8');
+    return inInstance(server, machineId, ['cat', '/tmp/agent.log']);
   } catch {
     return '';
   }

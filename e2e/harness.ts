@@ -17,8 +17,6 @@ export const ARTIFACTS = path.join(ROOT, 'test-results');
  * user hyperdesk (the same pid: signals reach node).
  */
 export const SERVER_COMMAND = ['sh', path.join(ROOT, 'scripts/run-server.sh')] as const;
-/** The machine provider browser tests run on: the production default (lxd) unless E2E_MACHINE_PROVIDER says otherwise. */
-export const E2E_MACHINE_PROVIDER = process.env.E2E_MACHINE_PROVIDER ?? 'lxd';
 
 let built: Promise<unknown> | undefined;
 /** Builds server/dist from the current sources once per test process (scripts/build-server.mjs, as npm start does). */
@@ -83,7 +81,6 @@ export async function startServer(
     PUBLIC_URL: `http://127.0.0.1:${port}`,
     DATA_DIR: dataDir,
     LOG_LEVEL: 'warn',
-    MACHINE_PROVIDER: E2E_MACHINE_PROVIDER,
     ...extraEnv,
   };
   delete env.DATABASE_URL;
@@ -120,7 +117,7 @@ export async function startServer(
     async close() {
       await server.stop();
       // Desktops outlive the server on purpose (a restart adopts them); a finished test ends its own.
-      await removeDesktops(env.MACHINE_PROVIDER!, dataDir);
+      await removeDesktops(dataDir);
       rmSync(dataDir, { recursive: true, force: true });
       if (dbName) {
         const c = new pg.Client({ connectionString: process.env.DATABASE_URL });
@@ -152,17 +149,11 @@ export async function startServer(
   return server;
 }
 
-/** Ends and removes every desktop of a data dir's deployment (its LXD project, or its local sandboxes). */
-export async function removeDesktops(provider: string, dataDir: string): Promise<void> {
-  if (provider === 'lxd') {
-    const { lxdProjectFor } = await import('../server/src/config');
-    const { removeProject } = await import('../server/test/lxd-fixtures');
-    removeProject(lxdProjectFor(path.resolve(dataDir)));
-    return;
-  }
-  const { createLocalProvider } = await import('../server/src/modules/machines/providers/local');
-  const local = createLocalProvider({ dataDir });
-  await Promise.all((await local.list()).map((id) => local.destroy(id).catch(() => {})));
+/** Ends and removes every desktop of a data dir's deployment: its LXD project with its instances and volumes. */
+export async function removeDesktops(dataDir: string): Promise<void> {
+  const { lxdProjectFor } = await import('../server/src/config');
+  const { removeProject } = await import('../server/test/lxd-fixtures');
+  removeProject(lxdProjectFor(path.resolve(dataDir)));
 }
 
 export async function launchBrowser(): Promise<Browser> {

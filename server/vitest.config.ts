@@ -1,13 +1,12 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Tests that never open the database: the machine providers and sandboxes, pure logic. `npm test` runs them once,
+ * Tests that never open the database: the machine provider on LXD, pure logic. `npm test` runs them once,
  * in the PGlite stage; its PostgreSQL stage (DB_TESTS_ONLY=1) runs only the tests a database can change.
  */
 const DATABASE_FREE = [
   'test/lxd-provider.test.ts',
-  'test/machines-provider.test.ts',
-  'test/sandbox.test.ts',
+  'test/lxd-desktop.test.ts',
   'test/connect-turn.test.ts',
   'test/datadir-lock.test.ts',
   'test/fast-serializer.test.ts',

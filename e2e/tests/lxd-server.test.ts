@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { lxdProjectFor } from '../../server/src/config';
-import { E2E_MACHINE_PROVIDER, launchBrowser, startServer, type RunningServer } from '../harness';
+import { launchBrowser, startServer, type RunningServer } from '../harness';
 import { api, buyer, statusOf, waitOnline } from './connect-helpers';
 
 /**
@@ -35,7 +35,7 @@ const until = async (what: string, fn: () => boolean | Promise<boolean>, ms = 60
   }
 };
 
-it.skipIf(E2E_MACHINE_PROVIDER !== 'lxd')('runs as the unprivileged user hyperdesk: uid and gid not 0, no capabilities, not in the lxd group', () => {
+it('runs as the unprivileged user hyperdesk: uid and gid not 0, no capabilities, not in the lxd group', () => {
   const status = readFileSync(`/proc/${server.proc.pid}/status`, 'utf8');
   const field = (name: string) => new RegExp(`^${name}:\\s*(.*)$`, 'm').exec(status)![1]!.trim().split(/\s+/);
   expect(readFileSync(`/proc/${server.proc.pid}/comm`, 'utf8').trim()).toBe('node');
@@ -50,7 +50,7 @@ it.skipIf(E2E_MACHINE_PROVIDER !== 'lxd')('runs as the unprivileged user hyperde
   expect(statSync(path.join(server.dataDir, 'lxd', 'client.key')).uid).toBe(hyperdesk);
 });
 
-it.skipIf(E2E_MACHINE_PROVIDER !== 'lxd')('kill -9 while a machine starts and while it stops: one instance per machine, settled, nothing orphaned', async () => {
+it('kill -9 while a machine starts and while it stops: one instance per machine, settled, nothing orphaned', async () => {
   const b = await buyer(browser, server.base, 'Crash Tester');
   const name = `hd-${b.machineId}`;
   await api(server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId });

@@ -13,7 +13,10 @@ import { createLedger, verifyLedger } from '../src/modules/ledger/service';
 import { insertUser } from '../src/modules/identity/users';
 import { LOCK_FILE, tryAcquire } from '../src/lib/datadir-lock';
 import { seedMachine } from './machines-fixtures';
+import { prepareLxd, removeProject } from './lxd-fixtures';
+import { lxdProjectFor } from '../src/config';
 import { sessionCookie, withCookie } from './identity-helpers';
+import { firstAdminSignIn } from './admin-helpers';
 
 /**
  * The operator CLI beside a real server process on the embedded database (PGlite in DATA_DIR), started like
@@ -23,8 +26,11 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const CLI = path.join(ROOT, 'server/src/cli/admin.ts');
 const MAIN = path.join(ROOT, 'server/src/main.ts');
 
+/** The LXD settings host-setup.sh left for the deployment (LXD_URL, LXD_PROJECT). */
+let lxdEnv: Record<string, string> = {};
+
 function baseEnv(dataDir: string): Record<string, string> {
-  const env: Record<string, string> = { ...(process.env as Record<string, string>), DATA_DIR: dataDir, LOG_LEVEL: 'warn', MACHINE_PROVIDER: 'local' };
+  const env: Record<string, string> = { ...(process.env as Record<string, string>), ...lxdEnv, DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
   delete env.DATABASE_URL; // this file is about the embedded database, whichever database the suite runs on
   return env;
 }
@@ -90,6 +96,10 @@ async function spawnServer(dataDir: string): Promise<Spawned> {
   };
 }
 
+/** call() in the shape of the harness's s.call (a token as the idtoken header), for ./admin-helpers. */
+const asCaller = (base: string) => (method: string, url: string, o: { body?: unknown; token?: string; headers?: Record<string, string> } = {}) =>
+  call(base, method, url, { body: o.body, headers: { ...o.headers, ...(o.token ? { idtoken: o.token } : {}) } });
+
 async function call(base: string, method: string, url: string, opts: { body?: unknown; headers?: Record<string, string> } = {}) {
   const res = await fetch(base + url, {
     method,
@@ -116,9 +126,11 @@ describe('admin CLI beside a running server on PGlite', () => {
     machineId = await seedMachine(database.db, user!.id);
     await createLedger(database.db).credit(database.db, { machineId, minutes: 120, expiresAt: new Date(Date.now() + 20 * 86_400_000), key: 'seed:1' });
     await database.close();
-  });
+    lxdEnv = await prepareLxd(dataDir); // the server's machine provider (lxd) needs the deployment's project and certificate
+  }, 3_600_000); // a fresh machine builds the desktop image first (host-setup.sh)
   afterAll(async () => {
     await server?.stop();
+    removeProject(lxdProjectFor(dataDir));
     rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -160,8 +172,9 @@ describe('admin CLI beside a running server on PGlite', () => {
     const created = await admin(dataDir, ['create-admin', 'ops@school.edu', 'Ops Team']);
     expect(created.code, created.stderr).toBe(0);
     const opsPassword = /^Password: (\S+)$/m.exec(created.stdout)![1]!;
-    const ops = await call(server.base, 'POST', '/v1/auth/login', { body: { email: 'ops@school.edu', password: opsPassword } });
-    const audit = await call(server.base, 'GET', '/v1/admin/audit?actor=cli', { headers: { idtoken: ops.body.accessToken } });
+    // The first admin changes the generated password and enrols a second factor before the console opens.
+    const ops = await firstAdminSignIn(asCaller(server.base), 'ops@school.edu', opsPassword);
+    const audit = await call(server.base, 'GET', '/v1/admin/audit?actor=cli', { headers: { idtoken: ops.token } });
     expect(audit.status).toBe(200);
     const osUser = userInfo().username;
     expect(audit.body.items.map((e: { action: string }) => e.action)).toEqual(['user.create-admin', 'hours.adjust', 'user.claim.instructor.grant']);

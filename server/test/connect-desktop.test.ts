@@ -1,34 +1,29 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createLocalProvider } from '../src/modules/machines/providers/local';
-import type { MachineProvider } from '../src/modules/machines/providers/types';
 import { startTestServer, type TestServer } from './harness';
 import { openGateway, seedMachine, seedUser, ticketFor, until, type GatewayClient } from './connect-fixtures';
+import { lxdDeployment, type LxdDeployment } from './lxd-fixtures';
 
-// A real desktop of the local provider (sandboxed Xvfb + openbox + xterm + x11vnc), reached only through the gateway.
-const dataDir = mkdtempSync(path.join(tmpdir(), 'hd-connect-'));
-let provider: MachineProvider;
+// A real desktop (an LXD instance: Xvfb + openbox + xterm + x11vnc), reached only through the gateway.
+let d: LxdDeployment;
 let s: TestServer;
 let machineId: string;
 
 beforeAll(async () => {
-  provider = createLocalProvider({ dataDir, egress: 'none' });
+  d = await lxdDeployment();
+  const provider = d.provider;
   s = await startTestServer({ overrides: { machineProvider: provider } });
   const user = await seedUser(s);
   machineId = await seedMachine(s, { ownerId: user.id });
   await provider.start({ machineId, name: 'Desk One' });
-  await until(async () => (await provider.describe(machineId)).state === 'running', 'the desktop to run', 30_000);
+  await until(async () => (await provider.describe(machineId)).state === 'running', 'the desktop to run', 240_000);
   const { wsPath } = await ticketFor(s, user.token, machineId);
   client = await openGateway(s, wsPath);
-}, 60_000);
+}, 3_600_000); // a fresh machine builds the desktop image first (host-setup.sh)
 afterAll(async () => {
   client?.ws.close();
   await s?.close();
-  await provider?.destroy(machineId).catch(() => undefined);
-  rmSync(dataDir, { recursive: true, force: true });
-});
+  await d?.close();
+}, 60_000);
 
 let client: GatewayClient;
 let offset = 0;
@@ -47,7 +42,7 @@ it('completes an RFB handshake with the real desktop through the WebSocket', asy
   const count = (await read(1))[0]!;
   expect(count).toBeGreaterThan(0);
   const types = [...(await read(count))];
-  expect(types).toContain(1); // None: x11vnc listens on a Unix socket only the server can open
+  expect(types).toContain(1); // None: x11vnc listens on a Unix socket inside the instance, reached through LXD's exec API
   client.ws.send(Buffer.from([1]));
   expect((await read(4)).readUInt32BE(0)).toBe(0); // SecurityResult OK
 

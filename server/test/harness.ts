@@ -6,6 +6,7 @@ import { migrate } from '../src/db/migrate';
 import { buildApp } from '../src/app';
 import type { AppDeps } from '../src/services';
 import type { Clock } from '../src/lib/clock';
+import { fakeProvider } from './machines-fixtures';
 
 /**
  * A fresh database for one test file: PGlite in memory by default, or a new throw-away database on the
@@ -41,7 +42,7 @@ export async function freshDatabase(): Promise<{ database: Database; url?: strin
 }
 
 export function testConfig(env: Record<string, string> = {}): Config {
-  return loadConfig({ PORT: '0', DATA_DIR: 'memory://', LOG_LEVEL: 'silent', MACHINE_PROVIDER: 'local', ...env } as NodeJS.ProcessEnv);
+  return loadConfig({ PORT: '0', DATA_DIR: 'memory://', LOG_LEVEL: 'silent', ...env } as NodeJS.ProcessEnv);
 }
 
 export interface TestServer {
@@ -54,13 +55,17 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-/** Builds the app with the same buildApp as production and serves it over real HTTP on a free port. */
+/**
+ * Builds the app with the same buildApp as production and serves it over real HTTP on a free port. Its machines
+ * run on an in-memory fake provider (machines-fixtures.ts) unless `overrides.machineProvider` names another: tests
+ * that need real desktops pass an lxd deployment's provider (lxd-fixtures.ts).
+ */
 export async function startTestServer(
   opts: { clock?: Clock; env?: Record<string, string>; overrides?: AppDeps['overrides']; logger?: AppDeps['logger'] } = {},
 ): Promise<TestServer> {
   const { database, drop } = await freshDatabase();
   const config = testConfig(opts.env);
-  const app = await buildApp({ config, database, clock: opts.clock, logger: opts.logger ?? false, overrides: opts.overrides });
+  const app = await buildApp({ config, database, clock: opts.clock, logger: opts.logger ?? false, overrides: { machineProvider: fakeProvider(1), ...opts.overrides } });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
   return {

@@ -30,8 +30,7 @@ export interface LxdDeployment {
 export async function lxdDeployment(limits: Partial<LxdProviderOptions['limits']> = {}): Promise<LxdDeployment> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'hd-lxd-'));
   const project = lxdProjectFor(dataDir);
-  await promisify(execFile)('sh', [SETUP], { env: { ...process.env, DATA_DIR: dataDir }, timeout: 3_600_000, maxBuffer: 1 << 24 });
-  const env = Object.fromEntries(readFileSync(path.join(dataDir, 'lxd', 'env'), 'utf8').trim().split('\n').map((l) => l.split('=') as [string, string]));
+  const env = await prepareLxd(dataDir);
   const lxd = createLxdClient(connectionFromDir(env.LXD_URL!, project, path.join(dataDir, 'lxd')));
   const provider = createLxdProvider({
     lxd,
@@ -60,6 +59,15 @@ export async function lxdDeployment(limits: Partial<LxdProviderOptions['limits']
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Prepares this host's LXD for the deployment of `dataDir` as `npm start` does (scripts/lxd/host-setup.sh, as root)
+ * and answers the settings it left in DATA_DIR/lxd/env (LXD_URL). removeProject(lxdProjectFor(dataDir)) undoes it.
+ */
+export async function prepareLxd(dataDir: string): Promise<Record<string, string>> {
+  await promisify(execFile)('sh', [SETUP], { env: { ...process.env, DATA_DIR: dataDir }, timeout: 3_600_000, maxBuffer: 1 << 24 });
+  return Object.fromEntries(readFileSync(path.join(dataDir, 'lxd', 'env'), 'utf8').trim().split('\n').map((l) => l.split('=') as [string, string]));
 }
 
 /** Deletes a test project with everything in it (instances, volumes, profiles) and its certificate. */

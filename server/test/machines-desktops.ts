@@ -1,11 +1,5 @@
 import { connect } from 'node:net';
-import { readFileSync } from 'node:fs';
-import { execFileSync, spawnSync } from 'node:child_process';
-import path from 'node:path';
 import zlib from 'node:zlib';
-import { alive, pidsOfUids } from '../src/modules/machines/providers/procs';
-import { machineCgroup } from '../src/modules/machines/providers/cgroups';
-import { machineUsers, userNameOf, lookupUser } from '../src/modules/machines/providers/users';
 import type { Endpoint } from '../src/modules/machines/providers/types';
 
 /** A VNC server's address: a TCP port on loopback, or a socket address as providers report it. */
@@ -72,70 +66,6 @@ export function vncHandshake(target: Target, host = '127.0.0.1', timeoutMs = 500
   });
 }
 
-/** Live processes of a data dir's machines (run by their users or their sandboxes): pid, program, machine id. */
-export function desktopProcesses(dataDir: string): { pid: number; comm: string; machineId: string }[] {
-  const out: { pid: number; comm: string; machineId: string }[] = [];
-  const users = machineUsers().filter((u) => u.dataDir === path.resolve(dataDir));
-  const byUid = new Map(users.map((u) => [u.uid, u.machineId]));
-  const byPid = new Map<number, string>();
-  // The sandbox's own root-run parts (supervisor, bwrap, slirp4netns) are in the machine's cgroup.
-  for (const u of users) for (const pid of machineCgroup(u.name).pids()) byPid.set(pid, u.machineId);
-  for (const pid of pidsOfUids(new Set(byUid.keys()))) {
-    try {
-      const uid = Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/^Uid:\s+(\d+)/m)![1]);
-      byPid.set(pid, byUid.get(uid)!);
-    } catch {
-      /* exited meanwhile */
-    }
-  }
-  for (const [pid, machineId] of byPid) {
-    if (!alive(pid)) continue;
-    try {
-      out.push({ pid, comm: readFileSync(`/proc/${pid}/comm`, 'utf8').trim(), machineId });
-    } catch {
-      /* exited meanwhile */
-    }
-  }
-  return out;
-}
-
-/** The run dir of a machine (sockets, X cookie) of the local provider. */
-export const runDirOf = (dataDir: string, machineId: string) => path.join(path.resolve(dataDir), 'machines', machineId, 'run');
-
-/** Runs a program against a machine's X display from outside its sandbox (as root, through its run dir). */
-export function onDisplay(dataDir: string, machineId: string, cmd: string[]): string {
-  const run = runDirOf(dataDir, machineId);
-  return execFileSync(
-    'bwrap',
-    ['--dev-bind', '/', '/', '--tmpfs', '/tmp', '--bind', run, run, '--bind', `${run}/x11`, '/tmp/.X11-unix', '--setenv', 'DISPLAY', ':0', '--setenv', 'XAUTHORITY', `${run}/xauth`, ...cmd],
-    { encoding: 'latin1', timeout: 10_000 },
-  );
-}
-
-/** Top-level window titles of a machine's X display (xwininfo from x11-utils). */
-export function windowTitles(dataDir: string, machineId: string): string[] {
-  // Titles come as Latin-1 STRING properties when representable.
-  const out = onDisplay(dataDir, machineId, ['xwininfo', '-root', '-tree']);
-  return [...out.matchAll(/0x[0-9a-f]+ "([^"]*)"/g)].map((m) => m[1]!);
-}
-
-/**
- * Runs a shell script inside a machine's sandbox (its mount, PID, network, IPC and UTS namespaces) as the
- * machine's user, with a clean environment: what a program the user started could do.
- */
-export function inSandbox(dataDir: string, machineId: string, script: string, timeoutMs = 20_000): { code: number | null; out: string } {
-  const info = JSON.parse(readFileSync(path.join(path.resolve(dataDir), 'machines', machineId, 'info.json'), 'utf8')) as { 'child-pid': number };
-  const user = lookupUser(userNameOf(path.resolve(dataDir), machineId))!;
-  // Joins the machine's cgroups first, so what it starts counts against the machine's limits.
-  const r = spawnSync(
-    'bash',
-    ['-c', 'for f in $CG; do echo $$ > "$f"; done; exec "$@"', 'in-sandbox', 'nsenter', '-t', String(info['child-pid']), '-m', '-u', '-i', '-n', '-p', '-r', '-w', '--',
-      'setpriv', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--no-new-privs', '--', '/bin/bash', '-c', script],
-    { encoding: 'utf8', timeout: timeoutMs, env: { PATH: '/usr/bin:/bin:/usr/sbin:/sbin', HOME: '/home/user', LANG: 'C.UTF-8', CG: machineCgroup(user.name).procsFiles.join(' ') } },
-  );
-  return { code: r.status, out: `${r.stdout ?? ''}${r.stderr ?? ''}` };
-}
-
 export async function until<T>(what: string, fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 30_000, everyMs = 100): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -144,28 +74,6 @@ export async function until<T>(what: string, fn: () => Promise<T | undefined | n
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
-}
-
-export function socketAnswers(target: Endpoint): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = target.open();
-    s.on('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.on('error', () => resolve(false));
-  });
-}
-
-export function portAnswers(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = connect({ host: '127.0.0.1', port });
-    s.on('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.on('error', () => resolve(false));
-  });
 }
 
 /** Reads one full frame over RFB (raw encoding, 32 bpp) and answers it as a binary PPM image. */

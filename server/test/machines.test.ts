@@ -1,34 +1,32 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { startTestServer, type TestServer } from './harness';
 import { startJobs } from '../src/lib/jobs';
 import { NO_HOURS_MESSAGE, UNAVAILABLE_MESSAGE } from '../src/modules/machines/routes';
-import { desktopProcesses, until, vncHandshake } from './machines-desktops';
+import { until, vncHandshake } from './machines-desktops';
 import { fakeProvider, machineRow, openEvents, seedMachine, seedUser, signFor } from './machines-fixtures';
+import { lxdDeployment, type LxdDeployment } from './lxd-fixtures';
 
 const DAY = 86_400_000;
 
-/** POST /v1/user/slot and GET /v1/user/events over real HTTP, with real desktops and the reconciler running. */
+/** POST /v1/user/slot and GET /v1/user/events over real HTTP, with real desktops (LXD) and the reconciler running. */
 describe('machines API', () => {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'hd-machines-'));
+  let d: LxdDeployment;
   let s: TestServer;
   let jobs: { stop(): Promise<void> };
   const db = () => s.app.ctx.db;
+  /** Pids of a program inside a machine's instance. */
+  const pidsOf = async (id: string, comm: string) => (await d.rootShell(id, `pgrep -x ${comm}; true`)).trim().split('\n').filter(Boolean);
 
   beforeAll(async () => {
-    s = await startTestServer({ env: { DATA_DIR: dataDir } });
+    d = await lxdDeployment();
+    s = await startTestServer({ overrides: { machineProvider: d.provider } });
     jobs = startJobs(s.app.ctx.jobs.filter((j) => j.name.startsWith('machines-')), s.app.log);
-  });
+  }, 3_600_000); // a fresh machine builds the desktop image first (host-setup.sh)
   afterAll(async () => {
-    await jobs.stop();
-    const provider = s.app.ctx.machines.provider;
-    for (const id of await provider.list()) await provider.destroy(id);
-    await s.close();
-    expect(desktopProcesses(dataDir)).toEqual([]);
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+    await jobs?.stop();
+    await s?.close();
+    await d?.close();
+  }, 120_000);
 
   async function customer(minutes: number) {
     const u = await seedUser(db());
@@ -73,11 +71,10 @@ describe('machines API', () => {
     for (const a of answers) expect(a).toMatchObject({ status: 200, body: { status: 'WAIT', url: `/v1/slot/connect?packId=${c.id}` } });
     expect((await machineRow(db(), c.id)).observed).toBe('processing');
 
-    await until('online', async () => (await machineRow(db(), c.id)).observed === 'online', 60_000);
+    await until('online', async () => (await machineRow(db(), c.id)).observed === 'online', 240_000);
     await until('balance event', () => stream.events.includes('balance'), 5000, 20);
-    const procs = desktopProcesses(dataDir).filter((p) => p.machineId === c.id);
-    expect(procs.filter((p) => p.comm === 'Xvfb')).toHaveLength(1);
-    expect(procs.filter((p) => p.comm === 'x11vnc')).toHaveLength(1);
+    expect(await pidsOf(c.id, 'Xvfb')).toHaveLength(1);
+    expect(await pidsOf(c.id, 'x11vnc')).toHaveLength(1);
     expect(await s.app.ctx.machines.provider.list()).toEqual([c.id]);
 
     const ep = await s.app.ctx.machines.endpointOf(c.id);
@@ -88,34 +85,34 @@ describe('machines API', () => {
     const seen = stream.events.length;
     const stop = await slot(c.token, { packId: c.id, terminate: true });
     expect(stop.body).toEqual({ status: 'STOPPED', url: `/v1/slot/connect?packId=${c.id}` });
-    await until('offline', async () => (await machineRow(db(), c.id)).observed === 'offline', 30_000);
-    expect(desktopProcesses(dataDir).filter((p) => p.machineId === c.id)).toEqual([]);
+    await until('offline', async () => (await machineRow(db(), c.id)).observed === 'offline', 60_000);
+    expect(await d.provider.list()).toEqual([]); // the instance is stopped
     expect(await s.app.ctx.machines.endpointOf(c.id)).toBeNull();
     await until('offline event', () => stream.events.length > seen, 5000, 20);
     expect((await machineRow(db(), c.id)).stopReason).toBeNull();
     await stream.close();
-  });
+  }, 420_000);
 
   it('a desktop whose X server is killed is restarted and online again within 30 s, with one desktop', async () => {
     const c = await customer(60);
     await slot(c.token, { packId: c.id });
-    await until('online', async () => (await machineRow(db(), c.id)).observed === 'online', 60_000);
-    const xOf = () => desktopProcesses(dataDir).filter((p) => p.machineId === c.id && p.comm === 'Xvfb');
-    const [x] = xOf();
-    process.kill(x!.pid, 'SIGKILL');
-    // The reconciler sees the desktop gone (health probe every 5 s), records why, and starts it again.
-    await until('a new X server', () => {
-      const now = xOf(); // read once: the list changes while the desktop restarts
-      return now.length === 1 && now[0]!.pid !== x!.pid;
-    }, 30_000, 100);
+    await until('online', async () => (await machineRow(db(), c.id)).observed === 'online', 240_000);
+    const [x] = await pidsOf(c.id, 'Xvfb');
+    expect(x).toBeDefined();
+    await d.rootShell(c.id, `kill -KILL ${x}`);
+    // The instance's init starts the desktop session again; the machine stays (or is again) online.
+    await until('a new X server', async () => {
+      const now = await pidsOf(c.id, 'Xvfb'); // read once: the list changes while the desktop restarts
+      return now.length === 1 && now[0] !== x;
+    }, 30_000, 200);
     await until('online again', async () => (await machineRow(db(), c.id)).observed === 'online' && !!(await s.app.ctx.machines.endpointOf(c.id)), 30_000, 100);
-    const procs = desktopProcesses(dataDir).filter((p) => p.machineId === c.id);
-    expect(procs.filter((p) => p.comm === 'Xvfb')).toHaveLength(1);
-    expect(procs.filter((p) => p.comm === 'x11vnc')).toHaveLength(1);
+    expect(await pidsOf(c.id, 'Xvfb')).toHaveLength(1);
+    await until('one VNC server', async () => (await pidsOf(c.id, 'x11vnc')).length === 1, 30_000, 200);
+    expect(await d.provider.list()).toContain(c.id); // the same instance, running
     expect((await vncHandshake((await s.app.ctx.machines.endpointOf(c.id))!)).name).toBe((await machineRow(db(), c.id)).name);
     await slot(c.token, { packId: c.id, terminate: true });
-    await until('offline', async () => (await machineRow(db(), c.id)).observed === 'offline', 30_000);
-  });
+    await until('offline', async () => (await machineRow(db(), c.id)).observed === 'offline', 60_000);
+  }, 420_000);
 
   it('the event stream only carries events of the caller', async () => {
     const a = await customer(60);

@@ -96,8 +96,7 @@ describe.skipIf(!POSTGRES)('two replicas on one PostgreSQL', () => {
     const u = await userWithHours();
     expect((await post(a, '/v1/user/slot', { packId: u.machineId }, u.token)).status).toBe(200);
     await until('the machine to come online', async () => (await machineOf(u.machineId))?.observed === 'online', 120_000);
-    // The local provider's desktops live on the leader's host (its DATA_DIR): the socket goes there, the ticket
-    // comes from the other replica.
+    // The ticket comes from one replica, the desktop's WebSocket goes to the other (the leader).
     const [leader, other] = leaders(a) > 0 ? [a, b] : [b, a];
     const res = await fetch(`${other.base}/v1/slot/connect?packId=${u.machineId}`, { headers: { idtoken: u.token } });
     expect(res.status).toBe(200);

@@ -1,0 +1,99 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLxdProvider, instanceOf } from '../src/modules/machines/providers/lxd/provider';
+import { until, vncHandshake } from './machines-desktops';
+import { lxdDeployment, type LxdDeployment } from './lxd-fixtures';
+
+/**
+ * The desktop inside an lxd instance (machine-image/desktop-session.sh under the image's init): its programs, a
+ * screen size change, a VNC server that ends, and a start that finds the desktop already running.
+ */
+describe('lxd desktop', () => {
+  let d: LxdDeployment;
+  const a = { machineId: randomUUID(), name: 'Unreal Engine · Germany' };
+
+  beforeAll(async () => {
+    d = await lxdDeployment();
+    await d.provider.start(a);
+    await running();
+  }, 3_600_000); // a fresh machine builds the desktop image first (host-setup.sh)
+  afterAll(async () => {
+    await d?.provider.destroy(a.machineId);
+    await d?.close();
+  }, 120_000);
+
+  async function running() {
+    return until('desktop running', async () => {
+      const x = await d.provider.describe(a.machineId);
+      return x.state === 'running' ? x : null;
+    }, 120_000, 200);
+  }
+  /** Pids of a program in the instance. */
+  const pidsOf = async (comm: string) => (await d.rootShell(a.machineId, `pgrep -x ${comm}; true`)).trim().split('\n').filter(Boolean);
+  const onDisplay = (script: string) => d.shell(a.machineId, `export DISPLAY=:0 XAUTHORITY=/run/hyperdesk/xauth; ${script}`);
+  /** The instance's init as the host sees it: another pid would be another start. */
+  const initPid = async () => (await d.lxd.get<{ pid: number }>(`/1.0/instances/${instanceOf(a.machineId)}/state`)).pid;
+
+  it('runs the desktop programs as the desktop’s user, with its home at /home/user and the system read-only to it', async () => {
+    // The terminal is titled with the machine's name (X hands titles over as Latin-1: the '·' is not compared).
+    const terminal = (t: string) => t.startsWith('Unreal Engine ') && t.endsWith(' Germany');
+    const titles = await until('the desktop windows', async () => {
+      const t = [...(await onDisplay('timeout 15 xwininfo -root -tree')).out.matchAll(/0x[0-9a-f]+ "([^"]*)"/g)].map((m) => m[1]!);
+      return t.some(terminal) && ['glxgears', 'tint2'].every((w) => t.includes(w)) ? t : null;
+    }, 120_000, 500);
+    expect(titles).toEqual(expect.arrayContaining(['glxgears', 'tint2']));
+    const procs = (await d.rootShell(a.machineId, 'ps -u user -o comm=')).trim().split('\n');
+    expect(procs).toEqual(expect.arrayContaining(['Xvfb', 'openbox', 'tint2', 'pcmanfm', 'xterm', 'glxgears', 'x11vnc']));
+    const inside = await d.shell(a.machineId, 'id -u; echo "$HOME"; cd && touch made-inside && echo ok; touch /usr/x 2>/dev/null || echo ro');
+    expect(inside.out.trim().split('\n')).toEqual(['1000', '/home/user', 'ok', 'ro']);
+  }, 180_000);
+
+  it('a desktop whose screen size changes (the streaming agent fits it to the tab) keeps running, and VNC shows the new size', async () => {
+    // The agent's own RandR code, run inside the instance against its X server.
+    const xscreen = readFileSync(new URL('../agent/xscreen.py', import.meta.url), 'utf8');
+    // Each size is reached through two others a moment apart, as a tab being resized asks for.
+    const resize = (w: number, h: number) =>
+      onDisplay(`python3 - <<'EOF'\n${xscreen}
+import time
+s = XScreen(':0')
+for size in [(${w} - 100, ${h} - 60), (${w} - 40, ${h} - 20), (${w}, ${h})]:
+    s.resize(*size)
+    time.sleep(0.3)
+print(s.size() == (${w}, ${h}))\nEOF`);
+    const [x] = await pidsOf('Xvfb');
+    const endpoint = (await running()).endpoint!;
+    for (const [w, h] of [[1280, 854], [1000, 612], [1600, 900]] as const) {
+      expect((await resize(w, h)).out.trim()).toBe('True');
+      const shown = await until(`VNC at ${w}x${h}`, () => vncHandshake(endpoint).then((v) => v.width === w && v.height === h, () => false));
+      expect(shown).toBe(true);
+      expect((await d.provider.describe(a.machineId)).state).toBe('running');
+    }
+    expect(await pidsOf('Xvfb')).toEqual([x]); // the same desktop, not a restarted one
+    await until('one VNC server', async () => (await pidsOf('x11vnc')).length === 1);
+  }, 120_000);
+
+  it('a VNC server that ends is started again inside the desktop: the desktop and its programs keep running', async () => {
+    const [x] = await pidsOf('Xvfb');
+    const [vnc] = await pidsOf('x11vnc');
+    await d.rootShell(a.machineId, `kill -KILL ${vnc}`);
+    await until('a new x11vnc', async () => {
+      const now = await pidsOf('x11vnc');
+      return now.length === 1 && now[0] !== vnc;
+    });
+    const ep = (await running()).endpoint!;
+    expect((await until('VNC answers', () => vncHandshake(ep).catch(() => null))).name).toBe(a.name);
+    expect(await pidsOf('Xvfb')).toEqual([x]);
+  }, 120_000);
+
+  it('start is idempotent and a second server process (the same deployment) adopts the running desktop', async () => {
+    const before = await initPid();
+    await d.provider.start(a);
+    const restarted = createLxdProvider({ lxd: d.lxd, pool: 'hyperdesk', network: 'hdbr0', image: 'hyperdesk-desktop', limits: { cpus: 1, memoryMb: 1024, pids: 400, diskMb: 200, rootMb: 4096 } });
+    await restarted.start(a);
+    expect(await initPid()).toBe(before);
+    await until('the second process sees it running', async () => (await restarted.describe(a.machineId)).state === 'running', 60_000, 200);
+    expect(await restarted.list()).toEqual([a.machineId]);
+    expect(await pidsOf('Xvfb')).toHaveLength(1);
+  }, 120_000);
+});
