@@ -7,7 +7,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { SMTPServer } from 'smtp-server';
 import { freePort, launchBrowser, snap, startServer, uniqueEmail, type RunningServer } from '../harness';
-import { header, loginWithPopup, seedUser, seriousViolations } from './auth-helpers';
+import { openConsole } from './operator-helpers';
+import { loginWithPopup, seedUser, seriousViolations } from './auth-helpers';
 
 /**
  * Issue 23: the console's outgoing mail and audit pages in Chromium. A password reset to an address the SMTP relay
@@ -84,9 +85,7 @@ it('a failed mail shows its reason and links in the console, is resent, and the 
   contexts.push(context);
   const page = await context.newPage();
   await loginWithPopup(page, server.base, operator.email, operator.password);
-  await header(page).getByRole('button', { name: /^Account menu/ }).click();
-  await page.getByRole('menuitem', { name: 'Operator Console' }).click();
-  await page.waitForURL(`${server.base}/admin/users`, { timeout: 15_000 });
+  await openConsole(page, server.base); // enrols the operator's authenticator first (issue 23.2)
 
   // Mail: the failed reset with the relay's reason and the reset link.
   await openSection(page, 'Mail', 'Outgoing mail');

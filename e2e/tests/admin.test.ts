@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchBrowser, snap, startServer, uniqueEmail, type RunningServer } from '../harness';
+import { openConsole } from './operator-helpers';
 import { header, loginWithPopup, seedUser, seriousViolations, solvedCaptcha } from './auth-helpers';
 import { buyHours, signedInPage } from './buy-helpers';
 
@@ -86,9 +87,7 @@ it('an operator runs every console section and adjusts hours that show in the ba
 
   const page = await newPage(true);
   await loginWithPopup(page, server.base, operator.email, operator.password);
-  await header(page).getByRole('button', { name: /^Account menu/ }).click();
-  await page.getByRole('menuitem', { name: 'Operator Console' }).click();
-  await page.waitForURL(`${server.base}/admin/users`, { timeout: 15_000 });
+  await openConsole(page, server.base); // enrols the operator's authenticator first (issue 23.2)
 
   // Users
   await page.getByRole('heading', { level: 2, name: 'Users' }).waitFor({ timeout: 15_000 });

@@ -9,6 +9,7 @@ import { decodeQuotedPrintable, startInbox, type Inbox } from '../inbox';
 import { loginWithPopup, mailedLink, seedUser, seriousViolations, type Account } from './auth-helpers';
 import { payOnCheckout, PAYING_CARD, step } from './buy-helpers';
 import { api } from './connect-helpers';
+import { operatorApiToken } from './operator-helpers';
 
 /**
  * Classrooms an instructor can run (issue 22), in Chromium against the real server: course dates that read the same
@@ -91,12 +92,12 @@ function invitationLink(mail: string): string {
   return link!;
 }
 
-/** An operator made with the README's `create-admin` line, signed in through the API: their id token. */
+/** An operator made with the README's `create-admin` line, made console-ready through the API: their id token. */
 async function operatorToken(): Promise<string> {
   const email = uniqueEmail('operator');
   const { stdout } = await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'create-admin', email, 'Olga Operator'], { cwd: ROOT, env: server.env });
   const password = /Password: (\S+)/.exec(stdout)![1]!;
-  return (await api(server.base, 'POST', '/v1/auth/login', undefined, { email, password })).accessToken;
+  return (await operatorApiToken(server.base, email, password)).token; // new password, authenticator (issue 23.2)
 }
 
 /** The connect tab's address for a balance entry (spec §7: base64 of JSON {url, role, packId, machineName}). */

@@ -173,7 +173,7 @@ describe('mail that keeps failing, and the outbox without a relay', () => {
     cleanups.push(() => s.close());
     const admin = await createUser(s, { admin: true });
     await s.app.ctx.mailer.enqueue(s.database.db, { to: 'far@example.com', subject: 'Hi', text: 'hi', kind: 'test' });
-    const state = async () => (await s.call('GET', '/v1/admin/mail?q=far%40example.com', { token: await s.app.ctx.tokens.sign({ uid: admin.row.id, email: admin.email, name: 'A', instructor: false, admin: true, emailVerified: true }) })).body.items[0];
+    const state = async () => (await s.call('GET', '/v1/admin/mail?q=far%40example.com', { token: await s.app.ctx.tokens.sign({ uid: admin.row.id, email: admin.email, name: 'A', instructor: false, admin: true, emailVerified: true, amr: ['pwd', 'otp'] }) })).body.items[0];
     for (let i = 1; i <= MAX_ATTEMPTS; i++) {
       await s.app.ctx.mailer.flush();
       const m = await state();

@@ -3,6 +3,7 @@ import { solveChallenge } from 'altcha-lib/v1';
 import type { TestServer } from './harness';
 import { insertUser, toPrincipal, type UserRow } from '../src/modules/identity/users';
 import { createSession, SESSION_COOKIE } from '../src/modules/identity/sessions';
+import { enrolTotp } from './admin-helpers';
 
 /** Helpers for tests that need accounts. Other modules' tests may use createUser() to get a signed-in user fast. */
 
@@ -69,16 +70,23 @@ export async function signUp(s: TestServer, o: { name?: string; email?: string; 
   return { email, password, token: res.body.accessToken as string, user: res.body.user, cookie: sessionCookie(res.headers)! };
 }
 
-/** Creates a user directly in the database with an id token and a refresh cookie (no captcha, no rate limits). */
+/**
+ * Creates a user directly in the database with an id token and a refresh cookie (no captcha, no rate limits). An
+ * admin also enrols an authenticator through the API (./admin-helpers.ts): its token is signed in with the second
+ * factor the console requires, and `totpSecret` makes further codes. `secondFactor: false` leaves an admin without.
+ */
 export async function createUser(
   s: TestServer,
-  o: { name?: string; email?: string; password?: string; instructor?: boolean; admin?: boolean } = {},
-): Promise<{ row: UserRow; email: string; password: string; token: string; cookie: string }> {
+  o: { name?: string; email?: string; password?: string; instructor?: boolean; admin?: boolean; secondFactor?: boolean } = {},
+): Promise<{ row: UserRow; email: string; password: string; token: string; cookie: string; totpSecret?: string; recoveryCodes?: string[] }> {
   const email = o.email ?? uniqueEmail();
   const password = o.password ?? 'secret-123';
   const now = s.app.ctx.clock.now();
   const row = await insertUser(s.database.db, { email, displayName: o.name ?? 'Test User', password, instructor: o.instructor, admin: o.admin, now });
   if (!row) throw new Error(`user ${email} exists`);
   const { cookie } = await createSession(s.database.db, row.id, now);
-  return { row, email: row.email, password, token: await s.app.ctx.tokens.sign(toPrincipal(row)), cookie };
+  const token = await s.app.ctx.tokens.sign(toPrincipal(row));
+  if (!o.admin || o.secondFactor === false) return { row, email: row.email, password, token, cookie };
+  const enrolled = await enrolTotp(s.call, token, s.app.ctx.clock.now());
+  return { row, email: row.email, password, token: enrolled.token, cookie: enrolled.cookie, totpSecret: enrolled.secret, recoveryCodes: enrolled.recoveryCodes };
 }

@@ -109,7 +109,8 @@ describe('/v1/openapi.json', () => {
     const anonymous = createClient<paths>({ baseUrl: s.base });
     const login = await anonymous.POST('/v1/auth/login', { body: { email, password } });
     expect(login.response.status).toBe(200);
-    const idtoken = login.data!.accessToken;
+    if (!login.data || !('accessToken' in login.data)) throw new Error('expected a session (no second factor), got a challenge');
+    const idtoken = login.data.accessToken;
     const api = createClient<paths>({ baseUrl: s.base, headers: { idtoken } });
 
     const balance = await api.GET('/v1/user/wallet/balance');

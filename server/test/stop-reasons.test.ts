@@ -45,7 +45,7 @@ describe('stop reasons', () => {
 
   /** An operator's call with a token signed now (the clock moves past an older token's expiry). */
   const asAdmin = async (method: string, path: string) =>
-    s.call(method, path, { token: await s.app.ctx.tokens.sign(toPrincipal(admin.row)), body: method === 'POST' ? {} : undefined });
+    s.call(method, path, { token: await s.app.ctx.tokens.sign(toPrincipal(admin.row, ['pwd', 'otp'])), body: method === 'POST' ? {} : undefined });
 
   /** The machine as the console's fleet shows it. */
   async function fleetRow(id: string) {

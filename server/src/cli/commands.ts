@@ -127,8 +127,10 @@ export async function runAdmin(args: string[], database: Database, opts: RunOpti
       return db.transaction(async (tx) => {
         const created = await insertUser(tx, { email: c.email, displayName: c.name, password, admin: true, verified: true, now });
         if (created) {
+          // The console opens once this generated password is changed and a second factor enrolled (issue 23.2).
+          await tx.update(users).set({ passwordMustChange: true }).where(eq(users.id, created.id));
           await recordAudit(tx, actor, { action: 'user.create-admin', targetType: 'user', targetId: created.id, after: { email: created.email, displayName: created.displayName, admin: true } }, now);
-          return [`Created admin ${created.email}.`, `Password: ${password}`, 'Change it after the first login.'];
+          return [`Created admin ${created.email}.`, `Password: ${password}`, 'Log in with it: the console asks for a new password and a second factor (an authenticator app) before it opens.'];
         }
         const before = await findUserByEmail(tx, c.email);
         const row = (await setClaim(tx, c.email, 'admin', true))!;

@@ -1,5 +1,5 @@
 import { queryOptions } from '@tanstack/react-query';
-import { EmailVerification, Ok, Session, User, VerifyEmailResult } from '@hyperdesk/contract';
+import { EmailVerification, LoginAnswer, Ok, Session, User, VerifyEmailResult } from '@hyperdesk/contract';
 import { request } from './http';
 
 /** Identity calls (issue 2). Every call that signs someone in answers a Session; callers hand it to session.set(). */
@@ -16,8 +16,9 @@ export function signup(input: SignupInput) {
   return request('POST', '/v1/auth/signup', { body: input, schema: Session, anonymous: true });
 }
 
+/** A session, or (the account has a second factor) a challenge for the code step (api/twoFactor.ts submitCode). */
 export function login(input: { email: string; password: string }) {
-  return request('POST', '/v1/auth/login', { body: input, schema: Session, anonymous: true });
+  return request('POST', '/v1/auth/login', { body: input, schema: LoginAnswer, anonymous: true });
 }
 
 export function logout() {

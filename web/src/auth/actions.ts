@@ -1,12 +1,28 @@
+import type { Session, User } from '@hyperdesk/contract';
 import * as api from '../api/auth';
+import { submitCode } from '../api/twoFactor';
 import { session } from './session';
 
 /** Sign-in and sign-out as the UI performs them: the API call, then the in-memory session follows. */
 
-export async function signIn(email: string, password: string) {
-  const s = await api.login({ email, password });
+/** Signs in, or answers the challenge of the code step when the account has a second factor. */
+export async function signIn(email: string, password: string): Promise<{ challenge: string } | { user: User }> {
+  const answer = await api.login({ email, password });
+  if ('mfaRequired' in answer) return { challenge: answer.challenge };
+  session.set(answer);
+  return { user: answer.user };
+}
+
+/** The code step: a TOTP or recovery code for the challenge. */
+export async function signInWithCode(challenge: string, code: string) {
+  const s = await submitCode(challenge, code);
   session.set(s);
   return s.user;
+}
+
+/** Two-factor sign-in turned on: the server ended the other sessions and answers this tab's new one. */
+export function adoptSession(s: Session) {
+  session.set(s);
 }
 
 export async function signUp(input: api.SignupInput) {

@@ -9,6 +9,8 @@ export type AuthDialogName = 'login' | 'signup' | 'forgot';
 /** What a popup starts with when a link opened it (an invitation names the invited address). */
 export interface AuthDialogPrefill {
   email?: string;
+  /** The Login popup opens at the code step for this sign-in challenge (`/?login=1&mfa=…`, an SSO sign-in). */
+  mfa?: string;
   /** Why a sign-in through the school's provider was refused (`/?login=1&sso_error=sso/…`), shown in the popup. */
   ssoError?: string;
 }

@@ -2,8 +2,9 @@ import { useState, type FormEvent } from 'react';
 import { useNavigate } from 'react-router';
 import { AUTH_MESSAGES } from '@hyperdesk/contract';
 import { ApiError } from '../api/http';
-import { signIn } from '../auth/actions';
+import { signIn, signInWithCode } from '../auth/actions';
 import { authDialogPrefill, closeAuthDialog, openAuthDialog } from '../auth/dialogs';
+import { CodeStep } from './CodeStep';
 import { Dialog } from './Dialog';
 import { FormMessage } from './FormMessage';
 import { PasswordField, TextField } from './PasswordField';
@@ -11,13 +12,22 @@ import { Spinner } from './Spinner';
 import { SsoButtons } from './SsoButtons';
 import styles from './forms.module.css';
 
-/** Login popup (spec §2, §5: no client-side checks; §8 failure message). */
+/**
+ * Login popup (spec §2, §5: no client-side checks; §8 failure message). An account with two-factor sign-in gets a
+ * second step for its code (issue 23.2); `/?login=1&mfa=<challenge>` (an SSO sign-in) opens at that step.
+ */
 export function LoginDialog({ open, onOpenChange }: { open: boolean; onOpenChange(open: boolean): void }) {
   const navigate = useNavigate();
   const [email, setEmail] = useState(() => authDialogPrefill().email ?? '');
   const [password, setPassword] = useState('');
+  const [challenge, setChallenge] = useState(() => authDialogPrefill().mfa ?? '');
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
+
+  const done = () => {
+    closeAuthDialog();
+    navigate('/dashboard');
+  };
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -25,14 +35,36 @@ export function LoginDialog({ open, onOpenChange }: { open: boolean; onOpenChang
     setError('');
     setBusy(true);
     try {
-      await signIn(email.trim(), password);
-      closeAuthDialog();
-      navigate('/dashboard');
+      const answer = await signIn(email.trim(), password);
+      if ('challenge' in answer) {
+        setChallenge(answer.challenge);
+        setBusy(false);
+        return;
+      }
+      done();
     } catch (err) {
       setError(err instanceof ApiError && err.status === 429 ? err.message : AUTH_MESSAGES['auth/login-failed']);
       setBusy(false);
     }
   };
+
+  if (challenge) {
+    return (
+      <Dialog open={open} onOpenChange={onOpenChange} title="Two-factor sign-in" description="One more step to keep your account safe.">
+        <CodeStep
+          onCode={async (code) => {
+            await signInWithCode(challenge, code);
+            done();
+          }}
+          onExpired={(message) => {
+            setChallenge('');
+            setPassword('');
+            setError(message);
+          }}
+        />
+      </Dialog>
+    );
+  }
 
   return (
     <Dialog open={open} onOpenChange={onOpenChange} title="Login" description="Welcome back! Sign in to manage your cloud machines.">

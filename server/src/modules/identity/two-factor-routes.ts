@@ -42,6 +42,7 @@ export async function twoFactorRoutes(app: FastifyInstance, ctx: Ctx, kit: Route
     await kit.limit.totpFailuresPerUser.hit(uid);
     throw refused(400, 'totp/code-failed');
   };
+  /** An admin's second factor turned off is in the audit log (turning it on is not: every operator does, once). */
   const audit = async (row: UserRow, action: string) => {
     if (row.admin) await recordAudit(ctx.db, { uid: row.id, email: row.email, name: row.displayName, instructor: row.instructor, admin: true, emailVerified: !!row.emailVerifiedAt }, { action, targetType: 'user', targetId: row.id }, ctx.clock.now());
   };
@@ -77,7 +78,6 @@ export async function twoFactorRoutes(app: FastifyInstance, ctx: Ctx, kit: Route
       await revokeUserSessions(tx, row.id, now);
       return createSession(tx, row.id, now, amr);
     });
-    await audit(row, 'user.totp.enable');
     const signedIn = await sessionAnswer(ctx.tokens, row, amr, issued.cookie);
     kit.setSession(reply, signedIn);
     return { recoveryCodes: codes, session: signedIn.session };

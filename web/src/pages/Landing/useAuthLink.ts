@@ -26,6 +26,8 @@ export function useAuthLink(): void {
   const navigate = useNavigate();
   const dialog = wantedDialog(params);
   const email = params.get('email')?.trim().toLowerCase() ?? '';
+  // `/?login=1&mfa=<challenge>`: a sign-in (SSO) that waits for its second factor opens Login at the code step.
+  const mfa = dialog === 'login' ? (params.get('mfa') ?? '') : '';
   // `/?login=1&sso_error=<code>`: a sign-in through the school's provider was refused (SsoButtons says why).
   const ssoError = params.get('sso_error') ?? '';
   useEffect(() => {
@@ -34,7 +36,11 @@ export function useAuthLink(): void {
       void navigate('/dashboard', { replace: true });
       return;
     }
-    openAuthDialog(dialog, { ...(looksLikeEmail(email) ? { email } : {}), ...(/^sso\/[a-z-]{1,40}$/.test(ssoError) ? { ssoError } : {}) });
+    openAuthDialog(dialog, {
+      ...(looksLikeEmail(email) ? { email } : {}),
+      ...(/^[\w-]{20,200}$/.test(mfa) ? { mfa } : {}),
+      ...(/^sso\/[a-z-]{1,40}$/.test(ssoError) ? { ssoError } : {}),
+    });
     void navigate({ pathname: '/', search: '' }, { replace: true });
-  }, [dialog, email, ssoError, status, navigate]);
+  }, [dialog, email, mfa, ssoError, status, navigate]);
 }

@@ -8,12 +8,13 @@ import { TextField } from '../../components/PasswordField';
 import { Spinner } from '../../components/Spinner';
 import forms from '../../components/forms.module.css';
 import styles from './Profile.module.css';
+import { TwoFactorSection } from './TwoFactor';
 
 const ChangePasswordDialog = lazy(() =>
   import('../../components/ChangePasswordDialog').then((m) => ({ default: m.ChangePasswordDialog })),
 );
 
-/** /profile, Account Details (spec §2): read-only name and e-mail, and the Change Password modal. */
+/** /profile, Account Details (spec §2): read-only name and e-mail, the Change Password modal, two-factor sign-in. */
 export default function Profile() {
   const { user } = useAuth();
   const me = useQuery({ ...meQuery(user?.uid ?? ''), enabled: !!user });
@@ -59,6 +60,7 @@ export default function Profile() {
           </button>
         </div>
       </section>
+      <TwoFactorSection />
       {changing ? (
         <Suspense fallback={null}>
           <ChangePasswordDialog open onOpenChange={setChanging} />
