@@ -9,6 +9,7 @@ import { walletRoutes } from './wallet/routes';
 import { checkoutPages } from './billing/checkout-routes';
 import { machinesRoutes } from './machines/routes';
 import { connectRoutes } from './connect/routes';
+import { connectFilesRoutes } from './connect/files-routes';
 import { metricsPage } from './metrics/routes';
 import { courseRoutes } from './courses/routes';
 import { adminRoutes } from './admin/routes';
@@ -29,6 +30,7 @@ export async function registerModules(v1: FastifyInstance, ctx: Ctx): Promise<vo
   await hoursRoutes(v1, ctx);
   await machinesRoutes(v1, ctx);
   await connectRoutes(v1, ctx);
+  await connectFilesRoutes(v1, ctx);
   await courseRoutes(v1, ctx);
   await timetableRoutes(v1, ctx);
   await adminRoutes(v1, ctx);

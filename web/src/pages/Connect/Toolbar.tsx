@@ -14,6 +14,8 @@ export interface ToolbarProps {
   fullScreen: boolean;
   clipboardOpen: boolean;
   onToggleClipboard(): void;
+  filesOpen: boolean;
+  onToggleFiles(): void;
   onToggleFullScreen(): void;
   onDisconnect(): void;
   transport: Transport;
@@ -133,6 +135,9 @@ export function Toolbar(p: ToolbarProps) {
             ) : null}
           </>
         ) : null}
+        <button type="button" className={styles.tool} aria-pressed={p.filesOpen} onClick={p.onToggleFiles} disabled={!connected}>
+          Files
+        </button>
         <button type="button" className={styles.tool} aria-pressed={p.clipboardOpen} onClick={p.onToggleClipboard} disabled={!connected}>
           Clipboard
         </button>

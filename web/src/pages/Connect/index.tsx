@@ -9,6 +9,8 @@ import { Toolbar } from './Toolbar';
 import { BadLinkScreen, StatusScreen } from './StatusScreen';
 import { ClipboardPanel } from './ClipboardPanel';
 import { IdleDialog } from './IdleDialog';
+import { DropOverlay, FilesPanel } from './FilesPanel';
+import { useFileDrop, useTransfers } from './transfers';
 import { RaiseHandButton, TakeoverNotice } from './ClassHelp';
 import styles from './Connect.module.css';
 
@@ -41,6 +43,7 @@ function Desktop({ payload }: { payload: ConnectPayload }) {
   const conn = useRef<DesktopConnection | null>(null);
   const [state, setState] = useState<DesktopState | null>(null);
   const [clipboardOpen, setClipboardOpen] = useState(false);
+  const [filesOpen, setFilesOpen] = useState(false);
   const [fullScreen, setFullScreen] = useState(false);
   const [statsOpen, setStatsOpen] = useState(false);
   const balance = useQuery({ ...balanceQuery(), refetchInterval: HOURS_REFRESH_MS });
@@ -61,6 +64,14 @@ function Desktop({ payload }: { payload: ConnectPayload }) {
 
   const phase = state?.phase ?? { kind: 'connecting' as const, attempt: 1 };
   const connected = phase.kind === 'connected';
+  // Files dropped on the tab go to the desktop's ~/Uploads; the Files panel opens to show their progress.
+  const files = useTransfers(payload.packId);
+  const uploadDropped = files.upload;
+  const onDrop = useCallback((dropped: File[]) => {
+    setFilesOpen(true);
+    uploadDropped(dropped);
+  }, [uploadDropped]);
+  const dragging = useFileDrop(connected, onDrop);
   useEffect(() => {
     if (connected) document.title = `${payload.machineName} — Hyperdesk`;
     else if (phase.kind === 'connecting' || phase.kind === 'reconnecting') document.title = 'Connecting…';
@@ -95,6 +106,8 @@ function Desktop({ payload }: { payload: ConnectPayload }) {
         fullScreen={fullScreen}
         clipboardOpen={clipboardOpen && connected}
         onToggleClipboard={() => setClipboardOpen((o) => !o)}
+        filesOpen={filesOpen && connected}
+        onToggleFiles={() => setFilesOpen((o) => !o)}
         onToggleFullScreen={toggleFullScreen}
         onDisconnect={() => conn.current?.disconnect()}
         transport={state?.transport ?? 'webrtc'}
@@ -132,6 +145,20 @@ function Desktop({ payload }: { payload: ConnectPayload }) {
             }}
           />
         ) : null}
+        {filesOpen && connected ? (
+          <FilesPanel
+            packId={payload.packId}
+            transfers={files.transfers}
+            onUpload={files.upload}
+            onDownload={files.download}
+            onClearFinished={files.clearFinished}
+            onClose={() => {
+              setFilesOpen(false);
+              conn.current?.focus();
+            }}
+          />
+        ) : null}
+        {dragging ? <DropOverlay /> : null}
         {phase.kind !== 'connected' ? (
           <div className={styles.overlay}>
             <StatusScreen

@@ -1,4 +1,5 @@
 import type { Endpoint } from './endpoint';
+import type { DesktopFiles } from './desktop-files';
 
 export type { Endpoint } from './endpoint';
 
@@ -53,4 +54,6 @@ export interface MachineProvider {
    * start call answer FAILED at once instead of a countdown that can only end in a failure.
    */
   preflight?(): Promise<string | null>;
+  /** Moving files in and out of a running desktop, as its user (the Files panel); absent where unsupported. */
+  files?: DesktopFiles;
 }

@@ -5,6 +5,7 @@ import type { MachineProvider, ObservedDesktop } from '../types';
 import { LxdError, type LxdClient } from './client';
 import { perKeySerial } from '../serial';
 import { socketInInstance } from './exec-stream';
+import { createLxdFiles } from './files';
 
 export interface LxdProviderOptions {
   lxd: LxdClient;
@@ -261,6 +262,8 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
     async removeHome(homeKey) {
       await ignoreMissing(lxd.send('DELETE', `/1.0/storage-pools/${opts.pool}/volumes/custom/${volumeOf(homeKey)}`));
     },
+
+    files: createLxdFiles(lxd, instanceOf, async (machineId) => (await instance(machineId))?.devices.home?.source ?? null, opts.pool),
 
     async list() {
       const all = await lxd.get<{ name: string; status: string }[]>('/1.0/instances?recursion=1');
