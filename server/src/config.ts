@@ -22,8 +22,8 @@ const Env = z.object({
   PAYMENT_PROVIDER: csvKinds(['builtin', 'stripe']).default('builtin'),
   STRIPE_SECRET_KEY: z.string().optional(),
   STRIPE_WEBHOOK_SECRET: z.string().optional(),
-  /** Where desktops run: `lxd` (LXD/Incus containers; scripts/lxd/host-setup.sh prepares the host) or `local`. */
-  MACHINE_PROVIDER: csvKinds(['lxd', 'local']).default('lxd'),
+  /** Where desktops run: `lxd` (LXD/Incus containers; scripts/lxd/host-setup.sh prepares the host). */
+  MACHINE_PROVIDER: csvKinds(['lxd']).default('lxd'),
   /** The LXD (or Incus) API: its address, the deployment's project, and where its certificates are. */
   LXD_URL: z.string().url().default('https://127.0.0.1:8443'),
   LXD_PROJECT: z.string().regex(/^[a-z][a-z0-9-]{0,62}$/, 'letters, digits and dashes').optional(),
@@ -34,12 +34,14 @@ const Env = z.object({
   /** Per-machine CPU cores and root disk of LXD desktops (the home's quota is MACHINE_DISK_MB). */
   MACHINE_CPUS: z.coerce.number().int().min(1).default(2),
   MACHINE_ROOT_MB: z.coerce.number().int().min(1024).default(8192),
-  /** Outbound network of desktops: `internet` (NAT; never the host, other desktops or private ranges) or `none`. */
+  /**
+   * Outbound network of desktops: `internet` (NAT; never the host, other desktops or private ranges) or `none`.
+   * Applied by scripts/lxd/host-setup.sh (the bridge's ACL); checked here so a typo stops the start.
+   */
   MACHINE_EGRESS: z.enum(['none', 'internet']).default('internet'),
-  /** Per-machine limits of local desktops: memory, processes (threads count), CPU weight, home folder size. */
+  /** Per-machine limits of desktops: memory, processes (threads count), home folder size. */
   MACHINE_MEMORY_MB: z.coerce.number().int().min(64).default(4096),
   MACHINE_PIDS: z.coerce.number().int().min(32).default(512),
-  MACHINE_CPU_SHARES: z.coerce.number().int().min(2).max(262144).default(1024),
   MACHINE_DISK_MB: z.coerce.number().int().min(1).default(20480),
   CAPTCHA: csvKinds(['altcha']).default('altcha'),
   /** Course invitation e-mails one instructor may send per day, across all their courses. */

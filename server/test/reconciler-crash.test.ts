@@ -56,7 +56,7 @@ describe('reconciler survives kill -9 of the server', () => {
       token = await signFor(await createTokens(database.db, systemClock), u);
     });
     if (srv.proc.exitCode !== null || srv.proc.signalCode !== null) await srv.restart();
-  }, 120_000);
+  }, 600_000);
 
   afterAll(async () => {
     await srv?.close(); // removes the deployment's project with its instances

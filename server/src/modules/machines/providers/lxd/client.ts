@@ -25,7 +25,7 @@ export function connectionFromDir(url: string, project: string, dir: string): Lx
     try {
       return readFileSync(path.join(dir, f));
     } catch (err) {
-      throw new Error(`MACHINE_PROVIDER=lxd needs ${path.join(dir, f)} (${(err as NodeJS.ErrnoException).code}): start the server with npm start as root, which prepares LXD (scripts/lxd/host-setup.sh), or set MACHINE_PROVIDER=local`, { cause: err });
+      throw new Error(`MACHINE_PROVIDER=lxd needs ${path.join(dir, f)} (${(err as NodeJS.ErrnoException).code}): start the server with npm start as root, which prepares LXD (scripts/lxd/host-setup.sh)`, { cause: err });
     }
   };
   return { url, project, cert: read('client.crt'), key: read('client.key'), serverCert: read('server.crt') };
