@@ -50,7 +50,7 @@ export const GatewayServerMessage = z.discriminatedUnion('type', [
   /** Sent right before the gateway closes the socket for good (no reconnect). */
   z.object({
     type: z.literal('stopped'),
-    code: z.enum(['machine-stopped', 'hours-exhausted', 'access-lost', 'idle']),
+    code: z.enum(['machine-stopped', 'hours-exhausted', 'access-lost', 'idle', 'session-ended']),
     reason: z.string(),
   }),
 ]);

@@ -74,3 +74,8 @@ export const RosterInviteAnswer = z.object({
 });
 export type RosterInviteAnswer = z.infer<typeof RosterInviteAnswer>;
 export const RosterRemoveAnswer = z.object({ email: z.string(), removed: z.literal(true) });
+
+/** An instructor ends the session of the student sitting at one machine of the course (issue 22.3). */
+export const SeatEndBody = z.object({ packId: z.string().max(100), machineId: z.string().max(100) }).strict();
+export const SeatEndAnswer = z.object({ ended: z.literal(true) });
+export type SeatEndAnswer = z.infer<typeof SeatEndAnswer>;

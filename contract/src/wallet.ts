@@ -13,6 +13,8 @@ export type MachineConfig = z.infer<typeof MachineConfig>;
 
 /** A seat of a course: one of its machines and who holds it (instructor entries only). */
 export const Seat = z.object({
+  /** The machine's id: what Reset machine (`/user/slot/reset`) and End session (`/pack/seat/end`) take. */
+  machineId: z.string(),
   machineName: z.string(),
   instanceStatus: InstanceStatus,
   student: z.string().nullable(),

@@ -34,8 +34,8 @@ const answer = {
       endDate: '2031-02-01T09:00:00.000Z',
       machineConfig: { ...INSTRUCTOR_STATIC_CONFIG },
       seats: [
-        { machineName: 'Seat 1', instanceStatus: 'online', student: 'a@example.com' },
-        { machineName: 'Seat "2"', instanceStatus: 'offline', student: null },
+        { machineId: '7b0c3e2a-0000-4000-8000-000000000001', machineName: 'Seat 1', instanceStatus: 'online', student: 'a@example.com' },
+        { machineId: '7b0c3e2a-0000-4000-8000-000000000002', machineName: 'Seat "2"', instanceStatus: 'offline', student: null },
       ],
       rosterSize: 30,
     },

@@ -106,8 +106,8 @@ describe('balance read query count', () => {
     expect(entries[0]).toMatchObject({ instanceStatus: 'processing', processingSince: clock.now().toISOString(), startDate: null });
     expect(entries[1]!.startDate).toBe(new Date(clock.now().getTime() - DAY).toISOString());
     expect(entries[1]!.seats).toEqual([
-      { machineName: expect.any(String), instanceStatus: 'offline', student: null },
-      { machineName: expect.any(String), instanceStatus: 'offline', student: null },
+      { machineId: expect.any(String), machineName: expect.any(String), instanceStatus: 'offline', student: null },
+      { machineId: expect.any(String), machineName: expect.any(String), instanceStatus: 'offline', student: null },
     ]);
   });
 });

@@ -1,16 +1,5 @@
 import { queryOptions } from '@tanstack/react-query';
-import {
-  CheckoutAnswer,
-  PackCostAnswer,
-  PackStartAnswer,
-  RosterAnswer,
-  RosterInviteAnswer,
-  RosterRemoveAnswer,
-  RosterSummary,
-  type CountryId,
-  type PlatformName,
-  type SlotStatus,
-} from '@hyperdesk/contract';
+import { CheckoutAnswer, type CountryId, PackCostAnswer, PackStartAnswer, type PlatformName, RosterAnswer, RosterInviteAnswer, RosterRemoveAnswer, RosterSummary, SeatEndAnswer, type SlotStatus } from '@hyperdesk/contract';
 import { request } from './http';
 
 /** What a course costs depends on (spec §3 business order payload without runtime and price). */
@@ -99,4 +88,9 @@ export function removeFromRoster(packId: string, email: string): Promise<{ email
 /** Sends the invitation of one listed address again (once a day per address, within the daily limit). */
 export function resendInvitation(packId: string, email: string): Promise<RosterInviteAnswer> {
   return request('POST', '/v1/pack/roster/resend', { body: { packId, email }, schema: RosterInviteAnswer });
+}
+
+/** Ends the session of the student at one of the course's machines: their seat is freed and their tab told why. */
+export function endSeatSession(packId: string, machineId: string): Promise<{ ended: true }> {
+  return request('POST', '/v1/pack/seat/end', { body: { packId, machineId }, schema: SeatEndAnswer });
 }

@@ -20,6 +20,17 @@ export const seats = pgTable('seats', {
   lastSeenAt: ts('last_seen_at').notNull().defaultNow(),
 });
 
+/** A student's session an instructor ended (migration 0790): the gateway tells the student's tab why it closed. */
+export const seatEndings = pgTable(
+  'seat_endings',
+  {
+    courseId: uuid('course_id').notNull(),
+    userId: uuid('user_id').notNull(),
+    endedAt: ts('ended_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.courseId, t.userId] })],
+);
+
 /** Invitation e-mails sent (migration 0600): once a day per address and course, a daily budget per instructor. */
 export const rosterInvitations = pgTable('roster_invitations', {
   courseId: uuid('course_id').notNull(),

@@ -9,6 +9,7 @@ import { GATEWAY_CLOSE, GatewayClientMessage, type GatewayMode, type GatewayServ
 import { connectSessions, machines, users } from '../../db/schema/index';
 import type { Principal } from '../identity/tokens';
 import { canConnect, type MachineRow } from './access';
+import { endedByInstructor, SESSION_ENDED_BY_INSTRUCTOR } from '../courses/seat-sessions';
 import { runsWantedHome } from '../machines/reconciler-steps';
 import { bytesRelayed, openSessions, sessionsClosed } from './metrics';
 import type { ConnectDeps } from './deps';
@@ -217,6 +218,9 @@ export function createGateway(deps: ConnectDeps) {
             // Stop All frees the seats too: a machine that is stopping was stopped, whatever access says now.
             const [row] = await deps.db.select().from(machines).where(eq(machines.id, session.machineId)).limit(1);
             if (row && row.desired !== 'running') return end(GATEWAY_CLOSE.machineStopped, 'machine-stopped', await stoppedMessage(row));
+            if (row?.courseId && (await endedByInstructor(deps.db, row.courseId, uid, deps.clock.now()))) {
+              return end(GATEWAY_CLOSE.accessLost, 'session-ended', { type: 'stopped', code: 'session-ended', reason: SESSION_ENDED_BY_INSTRUCTOR });
+            }
             return end(GATEWAY_CLOSE.accessLost, 'access-lost', { type: 'stopped', code: 'access-lost', reason: 'You no longer have access to this machine.' });
           }
           if (m.desired !== 'running' || m.observed !== 'online') return end(GATEWAY_CLOSE.machineStopped, 'machine-stopped', await stoppedMessage(m));

@@ -56,7 +56,7 @@ function machinesPartJson(courseId: SQL, at: Date): SQL {
       min(m.processing_since) filter (where m.observed = 'processing'),
       (array_agg(m.stop_reason order by m.seq) filter (where m.stop_reason is not null))[1],
       min(t.next_expiry),
-      coalesce(json_agg(json_build_array(m.seq, m.name, m.observed) order by m.seq), '[]'),
+      coalesce(json_agg(json_build_array(m.seq, m.name, m.observed, m.id) order by m.seq), '[]'),
       coalesce(min(coalesce(t.granted_minutes, 0)), 0))
     from machines m
     left join ${liveLeftByMachine(sql`select cm.id from machines cm where cm.course_id = ${courseId}`, at)} t on t.machine_id = m.id
@@ -107,7 +107,7 @@ function readMachinesPart(r: unknown[] | null): MachinesPart | null {
     processingSince: dateOrNull(r[2]),
     stopReason: (r[3] as string | null) ?? null,
     nextExpiry: dateOrNull(r[4]),
-    machines: (r[5] as unknown[][]).map((m) => ({ seq: Number(m[0]), name: String(m[1]), observed: m[2] as InstanceStatus })),
+    machines: (r[5] as unknown[][]).map((m) => ({ seq: Number(m[0]), name: String(m[1]), observed: m[2] as InstanceStatus, id: String(m[3]) })),
     grantedMinutes: Number(r[6] ?? 0),
   };
 }
@@ -164,7 +164,7 @@ export function courseEntry(course: CourseRow, part: MachinesPart, at: Date): Ba
     role: 'INSTRUCTOR',
     ...baseEntry(course, part, at),
     machineConfig: { ...INSTRUCTOR_STATIC_CONFIG },
-    seats: part.machines.map((m) => ({ machineName: m.name, instanceStatus: m.observed, student: course.seated.get(m.seq) ?? null })),
+    seats: part.machines.map((m) => ({ machineId: m.id, machineName: m.name, instanceStatus: m.observed, student: course.seated.get(m.seq) ?? null })),
     rosterSize: course.rosterSize,
   };
 }

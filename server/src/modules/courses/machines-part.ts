@@ -22,7 +22,7 @@ export interface MachinesPart {
   /** When the first lot with minutes left expires: the part is no longer true from then on. */
   nextExpiry: Date | null;
   /** By seat number. */
-  machines: { seq: number; name: string; observed: InstanceStatus }[];
+  machines: { seq: number; name: string; observed: InstanceStatus; id: string }[];
 }
 
 interface Kept {

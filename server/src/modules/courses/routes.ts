@@ -14,6 +14,8 @@ import {
   RosterQuery,
   RosterRemoveAnswer,
   RosterSummary,
+  SeatEndAnswer,
+  SeatEndBody,
 } from '@hyperdesk/contract';
 import { principalOf } from '../../http/auth';
 import type { Ctx } from '../../context';
@@ -111,6 +113,15 @@ export async function courseRoutes(v1: FastifyInstance, ctx: Ctx): Promise<void>
   }, async (req) => {
     const { packId, email } = req.body as z.infer<typeof RosterEmailBody>;
     return courses.roster.resend(principalOf(req), packId, email);
+  });
+
+  v1.post('/pack/seat/end', {
+    ...auth,
+    config: rosterLimit,
+    schema: { tags: ['courses'], summary: "End the session of the student at one of the course's machines (the seat is freed)", body: SeatEndBody, response: { 200: SeatEndAnswer } },
+  }, async (req) => {
+    const { packId, machineId } = req.body as z.infer<typeof SeatEndBody>;
+    return courses.seatSessions.end(principalOf(req), packId, machineId);
   });
 
   // Multipart parsing exists only in this scope, limited to one small file and the packId field.

@@ -20,6 +20,7 @@ import { courseDatesProblem, priceCourse, type CoursePrice } from './pricing';
 import { fulfilCourseOrder, type OrderRow } from './fulfil';
 import type { ParsedRoster } from './roster';
 import { createRosterMembers } from './roster-members';
+import { createSeatSessions } from './seat-sessions';
 import { releaseCourseSeats, releaseSeatsOf, rosterUserIds } from './seats';
 import { invitationNotices, MAX_ROSTER, maxRoster, planInvitations, sendInvitations } from './invitations';
 
@@ -217,6 +218,9 @@ export function createCoursesService(deps: CoursesDeps) {
 
     /** The roster one address at a time (./roster-members): list with states and seats, add, remove, resend. */
     roster: members,
+
+    /** An instructor ends one student's session (./seat-sessions). */
+    seatSessions: createSeatSessions({ db, clock, ownCourse, notify }),
 
     /** Billing calls this for a paid order of kind 'course', inside its fulfilment transaction. */
     fulfilCourseOrder: (tx: Queryable, order: Pick<OrderRow, 'id'>) => fulfilCourseOrder(tx, deps.ledger, order),

@@ -109,7 +109,7 @@ export function StatusScreen({ machineName, role, phase, processingSince, stopRe
       );
     case 'refused':
       return (
-        <Screen title="Can't connect to this machine" tone="warn">
+        <Screen title={phase.title ?? "Can't connect to this machine"} tone="warn">
           <p>{phase.message}</p>
           <div className={styles.buttons}>
             <Dashboard />

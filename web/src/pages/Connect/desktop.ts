@@ -13,7 +13,7 @@ export type Phase =
   | { kind: 'starting' }
   | { kind: 'offline'; reason: string | null }
   | { kind: 'hours-exhausted'; reason: string | null }
-  | { kind: 'refused'; message: string }
+  | { kind: 'refused'; message: string; title?: string }
   | { kind: 'stopped'; reason: string }
   | { kind: 'disconnected' }
   | { kind: 'failed'; message: string };
@@ -354,6 +354,7 @@ export class DesktopConnection {
     if (this.userClosed) return;
     const stop = this.stopped;
     if (stop?.code === 'hours-exhausted') return this.set({ phase: { kind: 'hours-exhausted', reason: stop.reason } });
+    if (stop?.code === 'session-ended') return this.set({ phase: { kind: 'refused', title: 'Your session was ended', message: stop.reason } });
     if (stop?.code === 'access-lost' || code === GATEWAY_CLOSE.accessLost) return this.set({ phase: { kind: 'refused', message: REFUSED } });
     if (stop || code === GATEWAY_CLOSE.machineStopped) return this.set({ phase: { kind: 'stopped', reason: stop?.reason ?? 'It was stopped from the dashboard.' } });
     if (code === GATEWAY_CLOSE.tooManySessions) {

@@ -10,6 +10,8 @@ interface Props {
   machineName: string;
   open: boolean;
   onOpenChange(open: boolean): void;
+  /** Whose home folder the box erases, for an instructor resetting a student's seat (default: the user's own). */
+  homeOwner?: string;
 }
 
 /**
@@ -17,7 +19,7 @@ interface Props {
  * the home folder stays unless the user ticks the box. A running machine restarts; a stopped one is fresh at its
  * next start.
  */
-export function ResetMachineDialog({ packId, machineName, open, onOpenChange }: Props) {
+export function ResetMachineDialog({ packId, machineName, open, onOpenChange, homeOwner }: Props) {
   const qc = useQueryClient();
   const [eraseHome, setEraseHome] = useState(false);
   const boxId = useId();
@@ -34,11 +36,15 @@ export function ResetMachineDialog({ packId, machineName, open, onOpenChange }: 
       open={open}
       onOpenChange={onOpenChange}
       title="Reset machine?"
-      description={`${machineName} goes back to a fresh desktop: programs you installed and changes outside your home folder are removed. If it is running, it restarts and open sessions end.`}
+      description={
+        homeOwner === undefined
+          ? `${machineName} goes back to a fresh desktop: programs you installed and changes outside your home folder are removed. If it is running, it restarts and open sessions end.`
+          : `${machineName} goes back to a fresh desktop: programs installed and changes outside the home folder are removed. If it is running, it restarts and its student's session ends.`
+      }
     >
       <p className={styles.checkRow}>
         <input id={boxId} type="checkbox" checked={eraseHome} onChange={(e) => setEraseHome(e.target.checked)} />
-        <label htmlFor={boxId}>Also erase the home folder (every file in it is deleted)</label>
+        <label htmlFor={boxId}>{homeOwner ? `Also erase ${homeOwner}'s home folder (every file in it is deleted)` : 'Also erase the home folder (every file in it is deleted)'}</label>
       </p>
       {reset.isError ? <p role="alert" className={styles.stopReason}>{reset.error.message}</p> : null}
       <div className={styles.dialogActions}>
