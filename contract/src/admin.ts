@@ -55,7 +55,7 @@ export type FleetQuery = z.infer<typeof FleetQuery>;
 
 /** Who or what stopped a machine: its user, the course's instructor (Stop All), idle protection, its hours (used up or
  * expired), the course's end, an operator (console stop, force stop, disabled account), or a start that failed. */
-export const StopKind = z.enum(['user', 'instructor', 'idle', 'hours', 'course-end', 'operator', 'failure', 'timetable']);
+export const StopKind = z.enum(['user', 'instructor', 'idle', 'hours', 'course-end', 'operator', 'failure', 'timetable', 'host-lost']);
 export type StopKind = z.infer<typeof StopKind>;
 
 export const AdminMachine = z.object({

@@ -15,3 +15,4 @@ export * from './two-factor';
 export * from './timetable';
 export * from './wall';
 export * from './wall';
+export * from './fleet-hosts';

@@ -100,8 +100,11 @@ if ! lxc project show "$PROJECT" >/dev/null 2>&1; then
     -c restricted.devices.disk=managed -c restricted.devices.nic=managed -c restricted.networks.access="$NETWORK" \
     -c restricted.devices.proxy=block -c restricted.devices.unix-char=block -c restricted.devices.unix-block=block \
     -c restricted.devices.unix-hotplug=block -c restricted.devices.usb=block -c restricted.devices.infiniband=block \
-    -c restricted.devices.gpu=allow -c user.hyperdesk.data_dir="$DATA_DIR" >/dev/null
+    -c restricted.devices.gpu=allow -c restricted.cluster.target=allow -c user.hyperdesk.data_dir="$DATA_DIR" >/dev/null
 fi
+# In a cluster the server chooses each desktop's member (free capacity, its home's member): LXD refuses a restricted
+# project's ?target= unless this allows it. Projects made before it get it here.
+[ "$(lxc project get "$PROJECT" restricted.cluster.target)" = allow ] || lxc project set "$PROJECT" restricted.cluster.target=allow
 
 # The server's unprivileged user, owner of the data dir; and the certificate LXD trusts for this project only.
 id "$USER_NAME" >/dev/null 2>&1 || useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$USER_NAME"

@@ -7,7 +7,7 @@ export type Desired = 'running' | 'stopped';
 export type Observed = 'offline' | 'processing' | 'online';
 export type ResetKind = 'desktop' | 'home';
 /** Who or what stopped a machine last (migration 0761; the contract's StopKind). */
-export type StoppedBy = 'user' | 'instructor' | 'idle' | 'hours' | 'course-end' | 'operator' | 'failure' | 'timetable';
+export type StoppedBy = 'user' | 'instructor' | 'idle' | 'hours' | 'course-end' | 'operator' | 'failure' | 'timetable' | 'host-lost';
 
 export const machines = pgTable('machines', {
   id: uuid('id').primaryKey(),

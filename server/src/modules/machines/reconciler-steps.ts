@@ -140,6 +140,19 @@ export async function goOffline(d: StepDeps, r: Row): Promise<void> {
   }
 }
 
+/** The host of an online machine is gone (a lost cluster member): stopped with the reason; its next Start runs it elsewhere. */
+async function hostLost(d: StepDeps, r: Row, reason: string, now: Date): Promise<void> {
+  d.log.warn({ machineId: r.id }, 'the host of a machine went offline; marking it stopped');
+  await settleSeen(d, r, now);
+  d.lastHealth.delete(r.id);
+  const res = await d.db
+    .update(machines)
+    .set({ desired: 'stopped', observed: 'offline', processingSince: null, onlineSince: null, runningHomeKey: null, stopReason: reason, stoppedBy: 'host-lost', stoppedAt: now, updatedAt: now })
+    .where(and(eq(machines.id, r.id), eq(machines.desired, 'running'), eq(machines.observed, 'online')))
+    .returning({ id: machines.id });
+  if (res.length) await d.publish(r.id);
+}
+
 /** Desired running but never marked processing (a writer other than requestStart): start counting now. */
 async function beginProcessing(d: StepDeps, r: Row, now: Date): Promise<Row> {
   await d.db
@@ -226,6 +239,10 @@ export async function converge(d: StepDeps, row: Row): Promise<boolean> {
   }
   if (r.observed === 'online') {
     if (desktop.state !== 'stopped') return false; // VNC busy for a moment; the desktop is still there
+    if (desktop.lost) {
+      await hostLost(d, r, desktop.reason ?? 'The host this machine ran on went offline.', now);
+      return false;
+    }
     const restarted = await restartLostDesktop(d, r, desktop, now);
     if (!restarted) return false;
     r = restarted;

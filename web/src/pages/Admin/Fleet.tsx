@@ -5,6 +5,7 @@ import { adminFleetQuery, runMachineAction } from '../../api/admin';
 import { ActionStatus, MachineCell, Badge, formatDate, formatMinutes, FilterSelect, Panel, SearchForm } from './parts';
 import { useAdminAction } from './useAction';
 import { KeysetTable } from './KeysetTable';
+import FleetHosts from './FleetHosts';
 import styles from './Admin.module.css';
 
 const STATE_LABEL: Record<FleetState, string> = {
@@ -25,6 +26,7 @@ const STOPPED_BY: Record<StopKind, string> = {
   operator: 'Stopped by an operator',
   failure: 'Failed to start',
   timetable: 'The class ended (timetable)',
+  'host-lost': 'Its host went offline',
 };
 
 /** Who or what stopped the machine last, when, and the text its user was shown (if any). */
@@ -48,6 +50,8 @@ export default function Fleet() {
   const act = (m: AdminMachine, a: MachineAction) => action.run(() => runMachineAction(m.id, a), `${m.name}: ${a === 'start' ? 'start requested' : a === 'stop' ? 'stop requested' : 'force stop requested'}.`);
 
   return (
+    <>
+    <FleetHosts />
     <Panel
       title="Fleet"
       hint="Actions set the desired state; the reconciler converges the machine. Updates every 5 seconds."
@@ -96,5 +100,6 @@ export default function Fleet() {
         )}
       />
     </Panel>
+    </>
   );
 }

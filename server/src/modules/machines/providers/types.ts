@@ -1,5 +1,4 @@
 import type { Endpoint } from './endpoint';
-import type { DesktopFiles } from './desktop-files';
 
 export type { Endpoint } from './endpoint';
 
@@ -15,7 +14,26 @@ export type ObservedDesktop = {
    * greets a new connection only every quarter second, and a classroom's pass would wait twice as long.
    */
   answered?: boolean;
+  /**
+   * The host it ran on is gone (a lost cluster member): the reconciler marks the machine stopped with `reason`
+   * instead of restarting it at once; its next Start runs it elsewhere.
+   */
+  lost?: boolean;
 };
+
+/** A host of the fleet (a cluster member, or the one host) as the operator console shows it. */
+export interface FleetMember {
+  name: string;
+  online: boolean;
+  message: string;
+  cpus: number | null;
+  memoryTotal: number | null;
+  memoryUsed: number | null;
+  /** The 1-minute load average where the engine reports it. */
+  load: number | null;
+  gpus: { vendor: string; product: string }[];
+  machines: { machineId: string; instance: string; status: string; gpu: boolean }[];
+}
 
 /**
  * A place where machines run (design §5, house rule 7). The reconciler is the only caller of start/stop; every
@@ -54,6 +72,6 @@ export interface MachineProvider {
    * start call answer FAILED at once instead of a countdown that can only end in a failure.
    */
   preflight?(): Promise<string | null>;
-  /** Moving files in and out of a running desktop, as its user (the Files panel); absent where unsupported. */
-  files?: DesktopFiles;
+  /** The hosts machines run on, their load and machines (the console's Fleet page); absent where not known. */
+  fleet?(): Promise<FleetMember[]>;
 }

@@ -5,7 +5,7 @@ import type { MachineProvider, ObservedDesktop } from '../types';
 import { LxdError, type LxdClient } from './client';
 import { perKeySerial } from '../serial';
 import { socketInInstance } from './exec-stream';
-import { createLxdFiles } from './files';
+import { createCluster, currentOf, instanceName, parseInstance, staleOf } from './cluster';
 
 export interface LxdProviderOptions {
   lxd: LxdClient;
@@ -20,6 +20,11 @@ export interface LxdProviderOptions {
 }
 
 export const PROFILE = 'hyperdesk-desktop';
+/** The operator's profile for GPU desktops (docs/providers.md): when it exists, every new desktop gets it and a free GPU. */
+export const GPU_PROFILE = 'hyperdesk-gpu';
+/** The stop reasons of a machine whose cluster member went away (the dashboard shows them). */
+export const HOST_LOST = 'The host this machine ran on went offline, so it stopped. Start runs it on another host with an empty home folder; the files of the old one are kept on that host for support to recover.';
+export const HOST_LOST_SHARED = 'The host this machine ran on went offline, so it stopped. Start runs it on another host, with your files.';
 const ID = /^[A-Za-z0-9-]{1,60}$/;
 const HOME_KEY = /^[A-Za-z0-9_-]{1,140}$/;
 const VNC_SOCKET = '/run/hyperdesk/vnc.sock';
@@ -41,6 +46,7 @@ export const volumeOf = (homeKey: string) => {
 interface InstanceInfo {
   name: string;
   status: string;
+  location?: string;
   config: Record<string, string>;
   devices: Record<string, Record<string, string>>;
 }
@@ -68,7 +74,14 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
   const serialized = perKeySerial();
   const silentFrom = new Map<string, number>();
   const seenUp = new Set<string>();
+  const cluster = createCluster(lxd, GPU_PROFILE);
+  /** A machine's instance now (a cluster can have replaced `hd-<id>` after losing its member); filled by lookups. */
+  const names = new Map<string, string>();
+  const removing = new Set<string>();
   let profileReady: Promise<void> | null = null;
+  let gpuCheckedAt = 0;
+  let gpuWanted = false;
+  let sharedPool: Promise<boolean> | null = null;
 
   /** The deployment's profile, written from this configuration at the first start (a restart applies new limits). */
   function ensureProfile(): Promise<void> {
@@ -104,28 +117,86 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
     return profileReady;
   }
 
-  async function ensureVolume(homeKey: string): Promise<string> {
+  /** Whether new desktops get a GPU: the operator made the GPU profile in the project (looked at once a minute). */
+  async function wantsGpu(): Promise<boolean> {
+    if (Date.now() - gpuCheckedAt < 60_000) return gpuWanted;
+    gpuWanted = await lxd.get(`/1.0/profiles/${GPU_PROFILE}`).then(
+      () => true,
+      (err: unknown) => {
+        if (notFound(err)) return false;
+        throw err;
+      },
+    );
+    gpuCheckedAt = Date.now();
+    return gpuWanted;
+  }
+
+  /** A pool every member reaches (Ceph): homes follow the desktop to any member. */
+  const poolIsShared = () =>
+    (sharedPool ??= lxd.get<{ driver: string }>(`/1.0/storage-pools/${opts.pool}`).then(
+      (p) => ['ceph', 'cephfs', 'cephobject'].includes(p.driver),
+      () => {
+        sharedPool = null;
+        return false;
+      },
+    ));
+
+  const at = (target: string) => (target ? `?target=${encodeURIComponent(target)}` : '');
+
+  /** The home volume on `target` (a member of a cluster with a local pool; '' elsewhere). */
+  async function ensureVolume(homeKey: string, target = ''): Promise<string> {
     const name = volumeOf(homeKey);
     try {
-      await lxd.send('POST', `/1.0/storage-pools/${opts.pool}/volumes/custom`, { name, description: homeKey, config: { size: `${opts.limits.diskMb}MB` } });
+      await lxd.send('POST', `/1.0/storage-pools/${opts.pool}/volumes/custom${at(target)}`, { name, description: homeKey, config: { size: `${opts.limits.diskMb}MB` } });
     } catch (err) {
       if (!(err instanceof LxdError && err.status === 409) && !/already exists/i.test((err as Error).message)) throw err;
     }
     return name;
   }
 
-  async function instance(machineId: string): Promise<InstanceInfo | null> {
+  /** Deletes a home volume wherever a copy is (one per member on a local pool); copies on a lost member stay. */
+  async function deleteVolume(homeKey: string): Promise<void> {
+    const name = volumeOf(homeKey);
+    const where = (await cluster.isClustered()) ? await cluster.volumeMembers(opts.pool, name) : [''];
+    for (const member of where) {
+      await ignoreMissing(lxd.send('DELETE', `/1.0/storage-pools/${opts.pool}/volumes/custom/${name}${at(member)}`)).catch((err: unknown) =>
+        opts.log?.warn({ err, volume: name, member }, 'a home volume could not be deleted (its member is offline?)'),
+      );
+    }
+  }
+
+  /** The machine's instance name: `hd-<id>` on one host; in a cluster the highest generation (looked up when asked). */
+  async function current(machineId: string, fresh = false): Promise<string> {
+    const first = instanceOf(machineId);
+    if (!(await cluster.isClustered())) return first;
+    const known = names.get(machineId);
+    if (known && !fresh) return known;
+    const urls = await lxd.get<string[]>('/1.0/instances');
+    const name = currentOf(machineId, urls.map((u) => decodeURIComponent(u.split('/').pop()!.split('?')[0]!)))?.name ?? first;
+    names.set(machineId, name);
+    return name;
+  }
+
+  /** True when the instance lives on a cluster member that is offline (its calls fail; its desktop is gone). */
+  async function onLostMember(name: string): Promise<boolean> {
+    if (!(await cluster.isClustered())) return false;
+    const [insts, members] = await Promise.all([cluster.instances(), cluster.members()]);
+    const loc = insts.find((i) => i.name === name)?.location;
+    return !!loc && members.some((m) => m.name === loc && !m.online);
+  }
+
+  async function instance(name: string): Promise<InstanceInfo | null> {
     try {
-      return await lxd.get<InstanceInfo>(`/1.0/instances/${instanceOf(machineId)}`);
+      return await lxd.get<InstanceInfo>(`/1.0/instances/${name}`);
     } catch (err) {
       if (notFound(err)) return null;
       throw err;
     }
   }
 
-  async function status(machineId: string): Promise<{ status: string } | null> {
+  async function status(name: string): Promise<{ status: string } | null> {
     try {
-      return await lxd.get<{ status: string }>(`/1.0/instances/${instanceOf(machineId)}/state`);
+      return await lxd.get<{ status: string }>(`/1.0/instances/${name}/state`);
     } catch (err) {
       if (notFound(err)) return null;
       throw err;
@@ -134,54 +205,135 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
 
   const homeDevice = (volume: string) => ({ type: 'disk', pool: opts.pool, source: volume, path: '/home/user' });
 
-  async function create(machineId: string, name: string, homeKey: string, volume: string): Promise<void> {
-    await lxd.send('POST', '/1.0/instances', {
-      name: instanceOf(machineId),
+  async function create(name: string, machineName: string, homeKey: string, volume: string, target = ''): Promise<void> {
+    await lxd.send('POST', `/1.0/instances${at(target)}`, {
+      name,
       type: 'container',
-      profiles: [PROFILE],
+      profiles: (await wantsGpu()) ? [PROFILE, GPU_PROFILE] : [PROFILE],
       source: { type: 'image', alias: opts.image },
-      config: { 'user.hyperdesk.name': name, 'user.hyperdesk.home': homeKey },
+      config: { 'user.hyperdesk.name': machineName, 'user.hyperdesk.home': homeKey },
       devices: { home: homeDevice(volume) },
     });
   }
 
   /** A stopped instance takes the name and home it should have now (a seat that moved to another student). */
-  async function update(machineId: string, inst: InstanceInfo, name: string, homeKey: string, volume: string): Promise<void> {
+  async function update(name: string, inst: InstanceInfo, machineName: string, homeKey: string, volume: string): Promise<void> {
     const config = { ...inst.config };
     delete config['user.hyperdesk.stop_reason'];
-    const same = inst.config['user.hyperdesk.name'] === name && inst.config['user.hyperdesk.home'] === homeKey && inst.devices.home?.source === volume && !inst.config['user.hyperdesk.stop_reason'];
+    const same = inst.config['user.hyperdesk.name'] === machineName && inst.config['user.hyperdesk.home'] === homeKey && inst.devices.home?.source === volume && !inst.config['user.hyperdesk.stop_reason'];
     if (same) return;
     const keep = Object.fromEntries(Object.entries(config).filter(([k]) => !k.startsWith('volatile.') && !k.startsWith('image.')));
-    await lxd.send('PATCH', `/1.0/instances/${instanceOf(machineId)}`, {
-      config: { ...keep, 'user.hyperdesk.name': name, 'user.hyperdesk.home': homeKey, 'user.hyperdesk.stop_reason': '' },
+    await lxd.send('PATCH', `/1.0/instances/${name}`, {
+      config: { ...keep, 'user.hyperdesk.name': machineName, 'user.hyperdesk.home': homeKey, 'user.hyperdesk.stop_reason': '' },
       devices: { ...inst.devices, home: homeDevice(volume) },
     });
   }
 
-  async function setState(machineId: string, action: 'start' | 'stop'): Promise<void> {
+  async function setState(name: string, action: 'start' | 'stop'): Promise<void> {
     try {
-      await lxd.send('PUT', `/1.0/instances/${instanceOf(machineId)}/state`, { action, force: action === 'stop', timeout: 10 });
+      await lxd.send('PUT', `/1.0/instances/${name}/state`, { action, force: action === 'stop', timeout: 10 });
     } catch (err) {
       if (notFound(err)) return;
       const msg = (err as Error).message;
       if (action === 'start' && /already running/i.test(msg)) return;
       if (action === 'stop' && /already stopped|not running/i.test(msg)) return;
+      // A desktop on a lost member is not running anywhere we can reach: stopped, as far as this machine goes.
+      if (action === 'stop' && (await onLostMember(name).catch(() => false))) return;
       throw err;
+    }
+  }
+
+  /** Deletes an instance (a lost member's record cannot be deleted until the member is back: it stays, replaced). */
+  async function remove(name: string): Promise<void> {
+    await setState(name, 'stop');
+    try {
+      await ignoreMissing(lxd.send('DELETE', `/1.0/instances/${name}`));
+    } catch (err) {
+      if (!(await onLostMember(name).catch(() => false))) throw err;
     }
   }
 
   async function stopWithReason(machineId: string, reason: string): Promise<void> {
     opts.log?.warn({ machineId, reason }, 'stopping a machine');
-    await setState(machineId, 'stop');
-    await lxd.send('PATCH', `/1.0/instances/${instanceOf(machineId)}`, { config: { 'user.hyperdesk.stop_reason': reason } }).catch(() => undefined);
+    const name = await current(machineId);
+    await setState(name, 'stop');
+    await lxd.send('PATCH', `/1.0/instances/${name}`, { config: { 'user.hyperdesk.stop_reason': reason } }).catch(() => undefined);
     seenUp.delete(machineId);
     silentFrom.delete(machineId);
   }
 
-  const endpointIn = (machineId: string, socket: string): Endpoint => ({
-    ref: { instance: instanceOf(machineId), project: lxd.project, socket },
-    open: () => socketInInstance(lxd, instanceOf(machineId), socket),
+  const endpointIn = (name: string, socket: string): Endpoint => ({
+    ref: { instance: name, project: lxd.project, socket },
+    open: () => socketInInstance(lxd, name, socket),
   });
+
+  /** One host: the instance `hd-<id>`, its home volume beside it. */
+  async function startOnHost(machineId: string, machineName: string, key: string): Promise<void> {
+    const name = instanceOf(machineId);
+    const volume = await ensureVolume(key);
+    const inst = await instance(name);
+    if (!inst) await create(name, machineName, key, volume);
+    else if (inst.status === 'Running') return; // running or coming up: adopt it
+    else await update(name, inst, machineName, key, volume);
+    await setState(name, 'start');
+  }
+
+  /**
+   * A cluster: an instance on a live member starts where it is (its root disk is there). A new one (first start,
+   * after a reset, or replacing one whose member was lost) goes where its home is on a local pool, else where
+   * capacity is free; a home only on a lost member is begun afresh on the new member (docs/providers.md).
+   */
+  async function startInCluster(machineId: string, machineName: string, key: string): Promise<void> {
+    const [insts, members, shared] = await Promise.all([cluster.instances(), cluster.members(), poolIsShared()]);
+    const online = new Set(members.filter((m) => m.online).map((m) => m.name));
+    const cur = currentOf(machineId, insts.map((i) => i.name));
+    const inst = cur ? insts.find((i) => i.name === cur.name)! : null;
+    const homes = shared ? [] : (await cluster.volumeMembers(opts.pool, volumeOf(key))).filter((m) => online.has(m));
+    let gen = cur?.gen ?? 0;
+    if (cur && inst && online.has(inst.location)) {
+      names.set(machineId, cur.name);
+      if (inst.status === 'Running') return;
+      if (!homes.length || homes.includes(inst.location)) {
+        const volume = await ensureVolume(key, shared ? '' : inst.location);
+        const info = await instance(cur.name);
+        if (info) {
+          await update(cur.name, info, machineName, key, volume);
+          await setState(cur.name, 'start');
+          return;
+        }
+      } else {
+        // The seat's new student has a home on another member: the desktop is rebuilt from the image there.
+        await remove(cur.name);
+      }
+    } else if (cur) {
+      gen = cur.gen + 1; // its member is lost: a new generation elsewhere
+    }
+    const name = instanceName(machineId, gen);
+    const want = { cpus: opts.limits.cpus, memoryBytes: opts.limits.memoryMb * 1_000_000, gpu: await wantsGpu(), pin: homes[0] };
+    const { placement, done } = await cluster.reserve(want);
+    try {
+      if ('error' in placement) throw new Error(placement.error);
+      opts.log?.info({ machineId, instance: name, member: placement.member }, 'placing a desktop');
+      const volume = await ensureVolume(key, shared ? '' : placement.member);
+      await create(name, machineName, key, volume, placement.member);
+    } finally {
+      done();
+    }
+    names.set(machineId, name);
+    await setState(name, 'start');
+  }
+
+  /** Instances a newer generation replaced, on members that are back: deleted (their machine runs elsewhere). */
+  function cleanStale(all: { name: string; status: string }[]): void {
+    for (const name of staleOf(all.map((i) => i.name))) {
+      if (removing.has(name) || all.find((i) => i.name === name)?.status === 'Error') continue;
+      removing.add(name);
+      opts.log?.info({ instance: name }, 'deleting an instance a newer one replaced (its member is back)');
+      void remove(name)
+        .catch((err: unknown) => opts.log?.warn({ err, instance: name }, 'deleting a replaced instance failed; retried later'))
+        .finally(() => removing.delete(name));
+    }
+  }
 
   return {
     kind: 'lxd',
@@ -200,28 +352,38 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
       serialized(machineId, async () => {
         const key = homeKey ?? machineId;
         await ensureProfile();
-        const volume = await ensureVolume(key);
-        const inst = await instance(machineId);
-        if (!inst) await create(machineId, name, key, volume);
-        else if (inst.status === 'Running') return; // running or coming up: adopt it
-        else await update(machineId, inst, name, key, volume);
         seenUp.delete(machineId);
         silentFrom.delete(machineId);
-        await setState(machineId, 'start');
+        if (await cluster.isClustered()) await startInCluster(machineId, name, key);
+        else await startOnHost(machineId, name, key);
       }),
 
     async describe(machineId): Promise<ObservedDesktop> {
-      const s = await status(machineId);
+      let name = await current(machineId);
+      let s: { status: string } | null;
+      try {
+        s = await status(name);
+        if (!s && names.has(machineId)) s = await status((name = await current(machineId, true)));
+      } catch (err) {
+        if (!(await onLostMember(name))) throw err;
+        const fresh = await current(machineId, true);
+        if (fresh === name) {
+          seenUp.delete(machineId);
+          silentFrom.delete(machineId);
+          return { state: 'stopped', reason: (await poolIsShared()) ? HOST_LOST_SHARED : HOST_LOST, lost: true };
+        }
+        s = await status((name = fresh));
+      }
       if (!s || s.status !== 'Running') {
         if (!s) return { state: 'stopped' };
-        const reason = (await instance(machineId))?.config['user.hyperdesk.stop_reason'];
+        const reason = (await instance(name))?.config['user.hyperdesk.stop_reason'];
         return reason ? { state: 'stopped', reason } : { state: 'stopped' };
       }
-      const endpoint = endpointIn(machineId, VNC_SOCKET);
+      const endpoint = endpointIn(name, VNC_SOCKET);
       if (await rfbAnswers(endpoint, 3000)) {
         seenUp.add(machineId);
         silentFrom.delete(machineId);
-        return { state: 'running', endpoint, agent: endpointIn(machineId, AGENT_SOCKET), answered: true };
+        return { state: 'running', endpoint, agent: endpointIn(name, AGENT_SOCKET), answered: true };
       }
       if (seenUp.has(machineId)) {
         const since = silentFrom.get(machineId);
@@ -239,35 +401,42 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
       serialized(machineId, async () => {
         seenUp.delete(machineId);
         silentFrom.delete(machineId);
-        await setState(machineId, 'stop');
+        await setState(await current(machineId), 'stop');
       }),
 
     destroy: (machineId) =>
       serialized(machineId, async () => {
-        await setState(machineId, 'stop');
-        await ignoreMissing(lxd.send('DELETE', `/1.0/instances/${instanceOf(machineId)}`));
-        await ignoreMissing(lxd.send('DELETE', `/1.0/storage-pools/${opts.pool}/volumes/custom/${volumeOf(machineId)}`));
+        await remove(await current(machineId));
+        await deleteVolume(machineId);
       }),
 
     reset: (machineId, { homeKey, eraseHome }) =>
       serialized(machineId, async () => {
         seenUp.delete(machineId);
         silentFrom.delete(machineId);
-        await setState(machineId, 'stop');
         // The root disk goes with the instance; the next start makes a new one from the image.
-        await ignoreMissing(lxd.send('DELETE', `/1.0/instances/${instanceOf(machineId)}`));
-        if (eraseHome) await ignoreMissing(lxd.send('DELETE', `/1.0/storage-pools/${opts.pool}/volumes/custom/${volumeOf(homeKey)}`));
+        await remove(await current(machineId));
+        if (eraseHome) await deleteVolume(homeKey);
       }),
 
     async removeHome(homeKey) {
-      await ignoreMissing(lxd.send('DELETE', `/1.0/storage-pools/${opts.pool}/volumes/custom/${volumeOf(homeKey)}`));
+      await deleteVolume(homeKey);
     },
-
-    files: createLxdFiles(lxd, instanceOf, async (machineId) => (await instance(machineId))?.devices.home?.source ?? null, opts.pool),
 
     async list() {
       const all = await lxd.get<{ name: string; status: string }[]>('/1.0/instances?recursion=1');
-      return all.filter((i) => i.name.startsWith('hd-') && i.status !== 'Stopped').map((i) => i.name.slice(3));
+      const stale = new Set(staleOf(all.map((i) => i.name)));
+      if (stale.size) cleanStale(all);
+      // Not stopped and reachable: an instance on a lost member answers 'Error' (marked by describe, not an orphan).
+      const live = all.filter((i) => !stale.has(i.name) && i.status !== 'Stopped' && i.status !== 'Error');
+      return live.flatMap((i) => {
+        const p = parseInstance(i.name);
+        if (!p) return [];
+        names.set(p.machineId, i.name);
+        return [p.machineId];
+      });
     },
+
+    fleet: () => cluster.fleet(),
   };
 }

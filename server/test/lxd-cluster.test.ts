@@ -1,0 +1,122 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLxdProvider, HOST_LOST } from '../src/modules/machines/providers/lxd/provider';
+import type { MachineProvider } from '../src/modules/machines/providers/types';
+import { startTestServer, type TestServer } from './harness';
+import { createUser } from './identity-helpers';
+import { machineRow, seedMachine, seedUser, signFor } from './machines-fixtures';
+import { until } from './machines-desktops';
+import { CLUSTER_NETWORK, CLUSTER_POOL, twoMemberCluster, type TestCluster } from './lxd-cluster-fixtures';
+
+const DAY = 86_400_000;
+
+/**
+ * The lxd provider on a two-member LXD cluster built on this one machine (two new daemons, each in its own network
+ * and mount namespace; the host's daemon is not touched): new machines are placed on both members by free capacity;
+ * when a member dies its machines are marked stopped with the reason the dashboard shows, and their next Start runs
+ * them on the member that is left. Through the real API and reconciler.
+ */
+describe('lxd provider on a two-member cluster', () => {
+  let c: TestCluster;
+  let s: TestServer;
+  let provider: MachineProvider;
+  const db = () => s.database.db;
+  const pass = () => s.app.ctx.machines.reconciler.runOnce();
+  const users: { id: string; token: string }[] = [];
+
+  beforeAll(async () => {
+    const t0 = Date.now();
+    c = await twoMemberCluster();
+    console.log(`cluster ready in ${Math.round((Date.now() - t0) / 1000)} s`);
+    provider = createLxdProvider({
+      lxd: c.lxd,
+      pool: CLUSTER_POOL,
+      network: CLUSTER_NETWORK,
+      image: 'hyperdesk-desktop',
+      limits: { cpus: 1, memoryMb: 512, pids: 300, diskMb: 100, rootMb: 4096 },
+    });
+    s = await startTestServer({ overrides: { machineProvider: provider } });
+  }, 600_000);
+  afterAll(async () => {
+    // The cluster first: a reconciler pass waiting on the dead member's calls then ends at once.
+    await c?.close();
+    await s?.close();
+  }, 180_000);
+
+  async function customer() {
+    const u = await seedUser(db());
+    const id = await seedMachine(db(), u.uid);
+    await s.app.ctx.ledger.credit(db(), { machineId: id, minutes: 600, expiresAt: new Date(Date.now() + 30 * DAY), key: `t:${id}` });
+    const token = await signFor(s.app.ctx.tokens, u);
+    users.push({ id, token });
+    return { id, token };
+  }
+  const startOf = (token: string, id: string) => s.call('POST', '/v1/user/slot', { token, body: { packId: id } });
+  const allOnline = (ids: string[], ms = 240_000) =>
+    until(
+      'machines online',
+      async () => {
+        await pass();
+        const rows = await Promise.all(ids.map((id) => machineRow(db(), id)));
+        return rows.every((r) => r.observed === 'online');
+      },
+      ms,
+      500,
+    );
+  const memberOf = async (id: string) => c.locationOf(((await machineRow(db(), id)).providerRef as { instance: string }).instance);
+
+  it('places new machines on both members, by free capacity', async () => {
+    const t0 = Date.now();
+    const cs = [await customer(), await customer()];
+    for (const x of cs) expect((await startOf(x.token, x.id)).status).toBe(200);
+    await allOnline(cs.map((x) => x.id));
+    console.log(`2 machines online on the cluster in ${Math.round((Date.now() - t0) / 1000)} s`);
+    const where = await Promise.all(cs.map((x) => memberOf(x.id)));
+    // Both members were empty: the second desktop goes where the first one's limits do not count yet.
+    expect(where.sort()).toEqual([...c.members].sort());
+  }, 400_000);
+
+  it("a member killed: its machines are marked stopped with the dashboard's reason, the others keep running; Start runs them on the member left", async () => {
+    const on = await Promise.all(users.map(async (u) => ({ ...u, member: await memberOf(u.id) })));
+    const lost = on.filter((u) => u.member === c.members[1]);
+    const kept = on.filter((u) => u.member === c.members[0]);
+    const t0 = Date.now();
+    await c.killMember(c.members[1]);
+    await until(
+      'machines of the lost member marked',
+      async () => {
+        await pass();
+        const rows = await Promise.all(lost.map((u) => machineRow(db(), u.id)));
+        return rows.every((r) => r.desired === 'stopped' && r.observed === 'offline');
+      },
+      120_000,
+      500,
+    );
+    console.log(`lost member's machines marked ${Math.round((Date.now() - t0) / 1000)} s after the kill`);
+    for (const u of lost) {
+      expect(await machineRow(db(), u.id)).toMatchObject({ stoppedBy: 'host-lost', stopReason: HOST_LOST });
+      // The dashboard says why.
+      const balance = await s.call('GET', '/v1/user/wallet/balance', { token: u.token });
+      expect(JSON.stringify(balance.body)).toContain(HOST_LOST);
+    }
+    for (const u of kept) expect(await machineRow(db(), u.id)).toMatchObject({ desired: 'running', observed: 'online' });
+
+    // The operator's Fleet page: one member offline, the other with every machine.
+    const admin = await createUser(s, { name: 'Olga Operator', admin: true });
+    const fleet = await s.call('GET', '/v1/admin/fleet/members', { token: admin.token });
+    expect(fleet.status).toBe(200);
+    const byName = Object.fromEntries((fleet.body.members as { name: string; online: boolean; machines: { id: string }[] }[]).map((m) => [m.name, m]));
+    expect(byName[c.members[1]]).toMatchObject({ online: false });
+    expect(byName[c.members[0]]).toMatchObject({ online: true });
+    expect(byName[c.members[0]]!.machines.map((m) => m.id).sort()).toEqual(kept.map((u) => u.id).sort());
+
+    const t1 = Date.now();
+    for (const u of lost) expect((await startOf(u.token, u.id)).status).toBe(200);
+    await allOnline(lost.map((u) => u.id));
+    console.log(`restarted on the member left in ${Math.round((Date.now() - t1) / 1000)} s`);
+    for (const u of lost) {
+      const ref = (await machineRow(db(), u.id)).providerRef as { instance: string };
+      expect(ref.instance).toBe(`hd-${u.id}-g1`);
+      expect(await memberOf(u.id)).toBe(c.members[0]);
+    }
+  }, 400_000);
+});
