@@ -46,7 +46,7 @@ export function SsoProviderDialog({ provider, onClose, onSaved }: { provider: Ss
   };
 
   return (
-    <Dialog open onOpenChange={(o) => !o && onClose()} title={provider ? `Edit ${provider.name}` : 'Add identity provider'} description="An OpenID Connect provider: Google Workspace, Microsoft Entra ID, Keycloak, Moodle and others.">
+    <Dialog open onOpenChange={(o) => !o && onClose()} title={provider ? `Edit ${provider.name}` : 'Add identity provider'} description="An OpenID Connect provider that states verified e-mail addresses: Google Workspace, Keycloak, Okta and others.">
       <form className={styles.form} onSubmit={submit} noValidate>
         <label>
           School name (the button says "Continue with …")
@@ -67,7 +67,7 @@ export function SsoProviderDialog({ provider, onClose, onSaved }: { provider: Ss
         <label>
           Allowed e-mail domains
           <input value={form.domains} onChange={set('domains')} placeholder="springfield.edu, students.springfield.edu" spellCheck={false} />
-          <span className={styles.sub}>Only verified addresses at these domains can sign in (exact match, comma separated).</span>
+          <span className={styles.sub} style={{ fontWeight: 400 }}>Only verified addresses at these domains can sign in (exact match, comma separated).</span>
         </label>
         <label style={{ flexDirection: 'row', alignItems: 'center', gap: 8 }}>
           <input type="checkbox" checked={form.enabled} onChange={(e) => setForm((f) => ({ ...f, enabled: e.target.checked }))} style={{ minHeight: 0 }} />
