@@ -50,12 +50,14 @@ export async function confirmSetup(page: Page): Promise<{ secret: string; recove
 export async function openConsole(page: Page, base: string): Promise<{ secret: string; recoveryCodes: string[]; at: number } | null> {
   await header(page).getByRole('button', { name: /^Account menu/ }).click();
   await page.getByRole('menuitem', { name: 'Operator Console' }).click();
-  await page.waitForURL(`${base}/admin/users`, { timeout: 15_000 });
+  // /admin: the sections' routes (→ /admin/users) render only once the console opens.
+  await page.waitForURL(new RegExp(`^${base}/admin(/|$)`), { timeout: 15_000 });
   const enrol = page.getByRole('heading', { level: 2, name: 'Turn on two-factor sign-in' });
   const users = page.getByRole('heading', { level: 2, name: 'Users' });
   await enrol.or(users).first().waitFor({ timeout: 15_000 });
   const enrolled = (await enrol.isVisible()) ? await enrolInConsole(page) : null;
   await users.waitFor({ timeout: 15_000 });
+  await page.waitForURL(`${base}/admin/users`, { timeout: 15_000 });
   return enrolled;
 }
 
