@@ -14,5 +14,5 @@ export * from './sso';
 export * from './two-factor';
 export * from './timetable';
 export * from './wall';
-export * from './wall';
 export * from './fleet-hosts';
+export * from './usage';

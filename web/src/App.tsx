@@ -21,6 +21,7 @@ const Failed = lazy(() => import('./pages/Failed'));
 const Connect = lazy(() => import('./pages/Connect'));
 const Admin = lazy(() => import('./pages/Admin'));
 const Wall = lazy(() => import('./pages/Wall'));
+const Receipts = lazy(() => import('./pages/Receipts'));
 
 const queryClient = new QueryClient({ defaultOptions: { queries: { retry: 1, refetchOnWindowFocus: true } } });
 
@@ -62,6 +63,8 @@ export function App() {
               <Route path="/welcome" element={<RequireAuth><Welcome /></RequireAuth>} />
               <Route path="/setup" element={<RequireAuth><Setup /></RequireAuth>} />
               <Route path="/profile" element={<RequireAuth><Profile /></RequireAuth>} />
+              <Route path="/receipts" element={<RequireAuth><Receipts /></RequireAuth>} />
+              <Route path="/receipts/:orderId" element={<RequireAuth><Receipts /></RequireAuth>} />
               <Route path="/success" element={<RequireAuth><Success /></RequireAuth>} />
               <Route path="/failed" element={<RequireAuth><Failed /></RequireAuth>} />
               <Route path="/connect" element={<RequireAuth><Connect /></RequireAuth>} />

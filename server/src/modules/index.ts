@@ -14,6 +14,7 @@ import { metricsPage } from './metrics/routes';
 import { courseRoutes } from './courses/routes';
 import { adminRoutes } from './admin/routes';
 import { hoursRoutes } from './alerts/routes';
+import { usageRoutes } from './usage/routes';
 import { wallRoutes } from './wall/routes';
 import { ssoRoutes } from './sso/routes';
 import { timetableRoutes } from './timetable/routes';
@@ -28,6 +29,7 @@ export async function registerModules(v1: FastifyInstance, ctx: Ctx): Promise<vo
   await billingRoutes(v1, ctx);
   await walletRoutes(v1, ctx);
   await hoursRoutes(v1, ctx);
+  await usageRoutes(v1, ctx);
   await machinesRoutes(v1, ctx);
   await connectRoutes(v1, ctx);
   await connectFilesRoutes(v1, ctx);

@@ -68,6 +68,9 @@ export function UserMenu({ user }: { user: User }) {
           <Menu.Item className={styles.item} onSelect={() => navigate('/profile')}>
             Account Details
           </Menu.Item>
+          <Menu.Item className={styles.item} onSelect={() => navigate('/receipts')}>
+            Receipts
+          </Menu.Item>
           {user.admin ? (
             <Menu.Item className={styles.item} onSelect={() => navigate('/admin')}>
               Operator Console

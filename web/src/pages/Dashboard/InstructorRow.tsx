@@ -10,6 +10,7 @@ import { MachineCard } from './MachineCard';
 import type { MachineRowProps } from './rows';
 import { ConfirmDialog } from './ConfirmDialog';
 import { SeatList } from './SeatList';
+import { UsageDialog } from './UsageDialog';
 import { StudentList } from './StudentList';
 import { NextClass } from './NextClass';
 import { Timetable } from './Timetable';
@@ -118,6 +119,7 @@ export function InstructorRow({ entry }: MachineRowProps) {
   // Stop All ends the sessions of everyone sitting at a machine: with students connected it asks first (issue 22).
   const connected = seats.filter((s) => s.student).length;
   const [confirmStop, setConfirmStop] = useState(false);
+  const [usageOpen, setUsageOpen] = useState(false);
 
   let startReason: string | null = null;
   if (!started) startReason = `The course starts on ${formatDate(startAt, entry.region)}. Start All is available from then.`;
@@ -159,7 +161,17 @@ export function InstructorRow({ entry }: MachineRowProps) {
   ];
 
   return (
-    <MachineCard entry={entry} actions={actions} failure={failure}>
+    <MachineCard
+      entry={entry}
+      actions={actions}
+      failure={failure}
+      links={
+        <button type="button" className={dash.textLink} onClick={() => setUsageOpen(true)}>
+          Usage history
+        </button>
+      }
+    >
+      <UsageDialog packId={entry.packId} machineName={entry.machineName} course open={usageOpen} onOpenChange={setUsageOpen} />
       <NextClass packId={entry.packId} region={entry.region} />
       <div className={styles.columns}>
         <section className={styles.block} aria-label="Course details">
@@ -172,7 +184,7 @@ export function InstructorRow({ entry }: MachineRowProps) {
         </section>
       </div>
       <Timetable packId={entry.packId} region={entry.region} />
-      <SeatList seats={seats} title={`Machines of ${entry.machineName}`} />
+      <SeatList packId={entry.packId} seats={seats} title={`Machines of ${entry.machineName}`} />
       <StudentList packId={entry.packId} region={entry.region} rosterSize={entry.rosterSize ?? 0} seatsKey={`${seatsKey(seats)}|${entry.rosterSize ?? 0}`} />
     </MachineCard>
   );

@@ -4,6 +4,7 @@ import { ConfigDetailsDialog } from './ConfigDetailsDialog';
 import { ConnectButton } from './ConnectButton';
 import { MachineCard } from './MachineCard';
 import { ResetMachineDialog } from './ResetMachineDialog';
+import { UsageDialog } from './UsageDialog';
 import type { MachineRowProps } from './rows';
 import { useSlotAction } from './useSlotAction';
 import styles from './Dashboard.module.css';
@@ -15,6 +16,7 @@ export function SingleMachineRow({ entry }: MachineRowProps) {
   const { busy, failure, start, stop } = useSlotAction(entry.packId);
   const [configOpen, setConfigOpen] = useState(false);
   const [resetOpen, setResetOpen] = useState(false);
+  const [usageOpen, setUsageOpen] = useState(false);
   const offline = entry.instanceStatus === 'offline';
   const noHours = entry.timeLeft <= 0;
 
@@ -51,11 +53,15 @@ export function SingleMachineRow({ entry }: MachineRowProps) {
           <button type="button" className={styles.textLink} onClick={() => setResetOpen(true)}>
             Reset machine
           </button>
+          <button type="button" className={styles.textLink} onClick={() => setUsageOpen(true)}>
+            Usage history
+          </button>
         </>
       }
     >
       <ConfigDetailsDialog open={configOpen} onOpenChange={setConfigOpen} machineName={entry.machineName} config={entry.machineConfig} />
       <ResetMachineDialog packId={entry.packId} machineName={entry.machineName} open={resetOpen} onOpenChange={setResetOpen} />
+      <UsageDialog packId={entry.packId} machineName={entry.machineName} course={false} open={usageOpen} onOpenChange={setUsageOpen} />
     </MachineCard>
   );
 }

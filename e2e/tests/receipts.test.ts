@@ -1,0 +1,60 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import { ARTIFACTS, launchBrowser, snap, startServer, type RunningServer } from '../harness';
+import { buyer } from './connect-helpers';
+
+/**
+ * Receipts and usage history (issue 22.4), in Chromium against the real server: after paying on the hosted checkout
+ * page the user finds the receipt under the user menu, with the UK's 20% VAT included, prints it and downloads its
+ * PDF; the machine card's Usage history opens the runs and downloads them as CSV.
+ */
+
+let server: RunningServer;
+let browser: Browser;
+beforeAll(async () => {
+  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+it('a buyer opens the receipt of their order with its VAT line, downloads the PDF, and reads the usage history as CSV', { timeout: 240_000 }, async () => {
+  const b = await buyer(browser, server.base, 'Rhea Receipt');
+  const page = b.page;
+  await page.goto(`${server.base}/dashboard`);
+  await page.getByRole('button', { name: /^Account menu/ }).click();
+  await page.getByRole('menuitem', { name: 'Receipts' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Receipts' }).waitFor();
+  const row = page.getByRole('row').filter({ hasText: 'hours of Unreal Engine machine time, United Kingdom' });
+  await row.waitFor();
+  await snap(page, 'receipts-01-list');
+
+  await row.getByRole('link', { name: /^HD-[0-9A-F]{8}$/ }).click();
+  const receipt = page.getByRole('article', { name: /^Receipt HD-/ });
+  await receipt.waitFor();
+  const text = await receipt.innerText();
+  expect(text).toContain('Rhea Receipt');
+  expect(text).toMatch(/VAT 20% included\s+£ [\d.,]+/);
+  expect(text).toMatch(/Total paid\s+£ [\d.,]+/);
+  await snap(page, 'receipts-02-receipt');
+
+  const [pdf] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download PDF' }).click()]);
+  expect(pdf.suggestedFilename()).toMatch(/^hyperdesk-receipt-HD-[0-9A-F]{8}\.pdf$/);
+  const pdfPath = path.join(ARTIFACTS, pdf.suggestedFilename());
+  await pdf.saveAs(pdfPath);
+  expect(readFileSync(pdfPath).subarray(0, 5).toString()).toBe('%PDF-');
+
+  // Usage history from the machine card: nothing has run yet, and the CSV has its header.
+  await page.goto(`${server.base}/dashboard`);
+  await page.getByRole('article').getByRole('button', { name: 'Usage history' }).click();
+  const dialog = page.getByRole('dialog', { name: `Usage of ${b.machineName}` });
+  await dialog.getByText('Nothing has run yet.').waitFor();
+  await snap(page, 'receipts-03-usage');
+  const [csv] = await Promise.all([page.waitForEvent('download'), dialog.getByRole('button', { name: 'Download CSV' }).click()]);
+  const csvPath = path.join(ARTIFACTS, csv.suggestedFilename());
+  await csv.saveAs(csvPath);
+  expect(readFileSync(csvPath, 'utf8')).toBe('machine,start,end,hours\r\n');
+});
