@@ -6,6 +6,7 @@ import { defineConfig } from 'vitest/config';
  */
 const DATABASE_FREE = [
   'test/lxd-provider.test.ts',
+  'test/lxd-cluster.test.ts', // PGlite only for its machines' rows: nothing in it depends on the database
   'test/lxd-desktop.test.ts',
   'test/connect-turn.test.ts',
   'test/datadir-lock.test.ts',

@@ -53,11 +53,17 @@ function Memory({ h }: { h: FleetHost }) {
 function Gpus({ h }: { h: FleetHost }) {
   if (!h.gpus.length) return <td>{h.online ? 'none' : '—'}</td>;
   const held = h.machines.filter((m) => m.gpu && m.status !== 'Stopped').length;
+  // Identical cards once, with their count ("2 × NVIDIA Corporation TU104GL [Tesla T4]").
+  const counts = new Map<string, number>();
+  for (const g of h.gpus) {
+    const model = [g.vendor, g.product].filter(Boolean).join(' ');
+    counts.set(model, (counts.get(model) ?? 0) + 1);
+  }
   return (
     <td>
       <ul className={own.gpus}>
-        {h.gpus.map((g, i) => (
-          <li key={i}>{[g.vendor, g.product].filter(Boolean).join(' ')}</li>
+        {[...counts].map(([model, n]) => (
+          <li key={model}>{n > 1 ? `${n} × ${model}` : model}</li>
         ))}
       </ul>
       <span className={styles.sub}>{held} of {h.gpus.length} in use</span>
@@ -111,7 +117,7 @@ export default function FleetHosts() {
                 {hosts.map((h) => (
                   <tr key={h.name}>
                     <td>
-                      <strong>{h.name}</strong>
+                      <strong className={own.hostName}>{h.name}</strong>
                       <span className={styles.sub}>{h.message}</span>
                     </td>
                     <td>
