@@ -23,9 +23,12 @@ export function Timetable({ packId, region }: { packId: string; region: string }
   const [editing, setEditing] = useState<ClassSession | null>(null);
   const [deleting, setDeleting] = useState<ClassSession | null>(null);
   const [outcome, setOutcome] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
+  // A new key after each save: the form starts empty again.
+  const [formRound, setFormRound] = useState(0);
 
   const done = (text: string) => {
     setEditing(null);
+    setFormRound((n) => n + 1);
     setOutcome({ kind: 'ok', text });
   };
   const settle = () => Promise.all([qc.invalidateQueries({ queryKey: timetableKey(packId) }), qc.invalidateQueries({ queryKey: nextClassesKey })]);
@@ -99,7 +102,7 @@ export function Timetable({ packId, region }: { packId: string; region: string }
 
           <h4 className={styles.formTitle}>{editing ? 'Change the class' : 'Add a class'}</h4>
           <TimetableForm
-            key={editing?.id ?? 'new'}
+            key={editing?.id ?? `new-${formRound}`}
             editing={editing}
             courseZone={t.timeZone}
             firstDay={dayInZone(t.startAt, t.timeZone)}
