@@ -1,13 +1,17 @@
 /**
- * The shaped link of bench:stream: two network namespaces made for one run (server side, client side) joined by a
- * veth pair, each direction shaped to the link rate by tc tbf on the veth (this kernel has no netem), and a
- * user-space delay line (delayline.py) in each namespace. Each namespace's only address (10.213.N.1 / .2, a
- * point-to-point pair) sits on a TUN device that the delay line reads: every packet to the other end enters it,
- * is held half the RTT, a share of the UDP ones is dropped, and the rest leaves through the veth as Ethernet frames
- * (so they still cross the shaper); the other side receives them on its veth (weak host model). The veths carry no
- * address on purpose: libnice pins each host candidate's packets to its interface (IP_UNICAST_IF), so the agent's
- * media would bypass a route into the TUN device if its address lived on the veth.
- * Nothing is added to the host's own namespace; everything is removed again by destroyLink().
+ * The shaped link of bench:stream: two network namespaces made for one run joined by a veth pair, each direction
+ * shaped to the link rate by tc tbf on the veth (this kernel has no netem), and a user-space delay line
+ * (delayline.py) in each namespace. The server and its LXD desktops stay where production has them (the host's
+ * namespace, the desktops' bridge); the "mid" namespace is the router between the host and the shaped link:
+ *
+ *   [host: server on 10.214.N.1, desktops on the LXD bridge] ═ veth (10.214.N.1 ↔ .2) ═ [mid: forwards]
+ *       TUN 10.213.N.1 → delay line → veth ══ tbf 2 Mbit/s each way ══ veth ← delay line ← TUN 10.213.N.2 [cli]
+ *
+ * Each shaped namespace's only link address (10.213.N.1 / .2, a point-to-point pair) sits on a TUN device that the
+ * delay line reads: every packet to the other end enters it, is held half the RTT, a share of the UDP ones is
+ * dropped, and the rest leaves through the veth as Ethernet frames (so they still cross the shaper); the other side
+ * receives them on its veth (weak host model, reverse-path filtering off in the run's namespaces). The host gets one
+ * veth end and one route (to the client's address, via the mid namespace); all goes away with the namespaces.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -32,12 +36,19 @@ export interface LinkOptions {
 
 export interface Link {
   id: string;
+  /** The router namespace on the server's side of the shaped link. */
   srv: string;
   cli: string;
+  /** The shaped link's ends (TUN addresses) in the mid and client namespaces. */
   srvIp: string;
   cliIp: string;
   srvDev: string;
   cliDev: string;
+  /** The host's end of the veth into the mid namespace, and its address: where the server listens. */
+  hostDev: string;
+  hostIp: string;
+  midHostDev: string;
+  midHostIp: string;
   opts: LinkOptions;
 }
 
@@ -48,15 +59,19 @@ const inNs = (ns: string, cmd: string, ...args: string[]) => run('ip', ['netns',
 /** Names unique to this run (interface names stay within Linux's 15 characters). */
 export function planLink(opts: LinkOptions): Link {
   const id = randomBytes(3).toString('hex');
-  const net = 16 + (randomBytes(1)[0]! % 224); // 10.213.N.0/30; the namespaces are private, this only reads well in logs
+  const net = 16 + (randomBytes(1)[0]! % 224); // 10.213.N.0/30 and 10.214.N.0/30
   return {
     id,
-    srv: `hd-bench-srv-${id}`,
+    srv: `hd-bench-mid-${id}`,
     cli: `hd-bench-cli-${id}`,
     srvIp: `10.213.${net}.1`,
     cliIp: `10.213.${net}.2`,
     srvDev: `hdbs-${id}`,
     cliDev: `hdbc-${id}`,
+    hostDev: `hdbh-${id}`,
+    hostIp: `10.214.${net}.1`,
+    midHostDev: `hdbm-${id}`,
+    midHostIp: `10.214.${net}.2`,
     opts,
   };
 }
@@ -65,7 +80,7 @@ function mac(ns: string, dev: string): string {
   return (JSON.parse(ip('-n', ns, '-j', 'link', 'show', 'dev', dev)) as { address: string }[])[0]!.address;
 }
 
-/** The namespaces, the veth pair, addresses and the tbf shapers. */
+/** The namespaces, the veth pairs, addresses, routes and the tbf shapers. */
 export function createLink(l: Link): void {
   ip('netns', 'add', l.srv);
   ip('netns', 'add', l.cli);
@@ -89,6 +104,15 @@ export function createLink(l: Link): void {
     // Egress of each end = one direction of the link.
     inNs(ns, 'tc', 'qdisc', 'add', 'dev', dev, 'root', 'tbf', 'rate', `${l.opts.kbps}kbit`, 'burst', '10kb', 'latency', `${l.opts.queueMs}ms`);
   }
+  // The host ↔ mid veth: the mid namespace forwards between the host (server, desktops) and the shaped link.
+  ip('link', 'add', l.hostDev, 'type', 'veth', 'peer', 'name', l.midHostDev, 'netns', l.srv);
+  ip('addr', 'add', `${l.hostIp}/30`, 'dev', l.hostDev);
+  ip('link', 'set', l.hostDev, 'up');
+  ip('-n', l.srv, 'addr', 'add', `${l.midHostIp}/30`, 'dev', l.midHostDev);
+  ip('-n', l.srv, 'link', 'set', l.midHostDev, 'up');
+  inNs(l.srv, 'sh', '-c', `echo 1 > /proc/sys/net/ipv4/ip_forward && echo 0 > /proc/sys/net/ipv4/conf/${l.midHostDev}/rp_filter`);
+  ip('-n', l.srv, 'route', 'add', 'default', 'via', l.hostIp);
+  ip('route', 'add', `${l.cliIp}/32`, 'via', l.midHostIp, 'dev', l.hostDev);
 }
 
 export interface DelayLine {
@@ -134,6 +158,8 @@ export async function startDelayLines(l: Link): Promise<DelayLine[]> {
     ip('-n', ns, 'addr', 'add', ownIp, 'peer', peerIp, 'dev', tun);
     ip('-n', ns, 'link', 'set', tun, 'up');
   }
+  // The client reaches everything (the server, the desktops' bridge) across the link.
+  ip('-n', l.cli, 'route', 'add', 'default', 'dev', `hdbt-${l.id}`);
   return lines;
 }
 
@@ -180,6 +206,19 @@ export function findUnder(inode: number, pred: (p: Proc) => boolean): number[] {
   return [...all.values()].filter((p) => pred(p) && inside(p)).map((p) => p.pid);
 }
 
+/** Processes matching `pred` that run in the LXD instance `instance` (its cgroup, lxc.payload.<project>_<instance>). */
+export function findInInstance(instance: string, pred: (p: Proc) => boolean): number[] {
+  return [...processes().values()]
+    .filter((p) => {
+      try {
+        return pred(p) && readFileSync(`/proc/${p.pid}/cgroup`, 'utf8').includes(`_${instance}`);
+      } catch {
+        return false;
+      }
+    })
+    .map((p) => p.pid);
+}
+
 /** CPU time (user + system, in seconds, all threads) and resident memory (bytes) of a process, or null. */
 export function usage(pid: number): { cpuS: number; rss: number } | null {
   try {
@@ -194,8 +233,8 @@ export function usage(pid: number): { cpuS: number; rss: number } | null {
 }
 
 /**
- * Ends every process left in the run's namespaces (and their descendants elsewhere, e.g. the desktops' own
- * sandboxes), then removes the namespaces; the veth pair and the TUN devices go with them.
+ * Ends every process left in the run's namespaces, then removes the namespaces; the veth pairs (the host's end too,
+ * and with it the host's route to the client) and the TUN devices go with them.
  */
 export async function destroyLink(l: Link): Promise<void> {
   const inodes: number[] = [];

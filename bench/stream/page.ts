@@ -8,7 +8,7 @@
 /** Installed in every document of the bench's browser contexts before the app's own scripts. */
 export const OBSERVE = String.raw`(() => {
   const w = window;
-  const hd = (w.__hd = { pcs: [], wsBytes: 0, flips: [], keys: [] });
+  const hd = (w.__hd = { pcs: [], wsBytes: 0, flips: [], keys: [], timing: [] });
   const PC = w.RTCPeerConnection;
   // Milestones of the tab's connection (performance.now()): gateway socket opened, agent's offer, media path up.
   hd.at = {};
@@ -19,6 +19,13 @@ export const OBSERVE = String.raw`(() => {
       hd.pcs.push(this);
       mark('offer');
       this.addEventListener('connectionstatechange', () => { if (this.connectionState === 'connected') mark('connected'); });
+      // The agent's stage timing ({"t":"timing",...} every 2 s on the input channel; the app ignores it).
+      this.addEventListener('datachannel', (e) => e.channel.addEventListener('message', (m) => {
+        try {
+          const d = JSON.parse(String(m.data));
+          if (d && d.t === 'timing') hd.timing.push({ ...d, at: performance.now() });
+        } catch {}
+      }));
     }
   };
   // A plain function returning the real socket (noVNC rejects a subclass instance as its channel).
@@ -169,3 +176,6 @@ export function showsColour(want: 'r' | 'g' | 'b', x: number, y: number): string
     return want === 'r' ? r > 170 && gr < 90 && b < 90 : want === 'g' ? gr > 170 && r < 90 && b < 90 : b > 170 && r < 90 && gr < 90;
   })()`;
 }
+
+/** Expression: the agent's timing reports received since `from` (performance.now() ms). */
+export const timingSince = (from: number) => `window.__hd.timing.filter((t) => t.at >= ${from})`;

@@ -24,6 +24,7 @@ gi.require_version('GstSdp', '1.0')
 from gi.repository import GLib, Gst, GstSdp, GstWebRTC  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import guard  # noqa: E402
 from peer import Peer  # noqa: E402
 from xinput import XInput  # noqa: E402
 from xscreen import XScreen  # noqa: E402
@@ -51,6 +52,13 @@ def probe_encoders():
         except GLib.Error:
             pass
     return 'x264enc'
+
+
+def prewarm():
+    """Loads the plugins a viewer's pipeline needs now, while the desktop starts, not when the first viewer comes."""
+    for name in ('ximagesrc', 'videoconvert', 'x264enc', 'vp8enc', 'rtph264pay', 'rtpvp8pay', 'webrtcbin', 'nicesrc', 'dtlssrtpenc',
+                 'opusenc', 'pulsesrc'):
+        Gst.ElementFactory.make(name, None)
 
 
 def probe_pulse(server):
@@ -88,6 +96,9 @@ class Agent:
         self.peer = None
         self.ice_servers = []
         self.send_lock = threading.Lock()
+        # This machine's own addresses: no ICE server or remote candidate may point back at it.
+        self.own = guard.own_addresses()
+        self.starts = None
 
     def serve(self, srv):
         while True:
@@ -104,6 +115,7 @@ class Agent:
                 pass
         self.conn = conn
         self.ice_servers = []
+        self.starts = guard.Budget(guard.RENEGOTIATE_BURST, guard.RENEGOTIATE_EVERY_S)
         threading.Thread(target=self.read, args=(conn,), daemon=True).start()
         return False
 
@@ -121,7 +133,7 @@ class Agent:
                     line, buf = buf.split(b'\n', 1)
                     try:
                         msg = json.loads(line)
-                    except ValueError:
+                    except (ValueError, RecursionError):
                         continue
                     if isinstance(msg, dict):
                         GLib.idle_add(self.handle, conn, msg)
@@ -155,22 +167,33 @@ class Agent:
     def handle(self, conn, msg):
         if conn is not self.conn:
             return False
+        try:
+            self.dispatch(conn, msg)
+        except Exception as e:  # noqa: BLE001 (a signaling message must never end the agent's main loop)
+            log('signaling message dropped: %s: %s' % (type(e).__name__, str(e)[:120]))
+        return False
+
+    def dispatch(self, conn, msg):
         t = msg.get('type')
         if t == 'config':
-            self.ice_servers = [s for s in msg.get('iceServers', []) if isinstance(s, dict)]
+            servers = msg.get('iceServers', [])
+            self.ice_servers = [s for s in servers[:8] if isinstance(s, dict)] if isinstance(servers, list) else []
         elif t == 'start':
+            if not self.starts.take():
+                log('viewer restart refused: more than %d in a row (one every %.0f s after that)' % (guard.RENEGOTIATE_BURST, guard.RENEGOTIATE_EVERY_S))
+                return
             self.close_peer()
             if self.args.pulse_server and not self.audio_ok:
                 # The sound server may have come up after this agent: look again for each viewer.
                 self.audio_ok = probe_pulse(self.args.pulse_server)
                 log('audio:', 'on' if self.audio_ok else 'still unreachable, this viewer gets video only')
-            codecs = [c for c in msg.get('codecs', []) if c in ('h264', 'vp8')] or ['vp8']
+            asked = msg.get('codecs', [])
+            codecs = [c for c in (asked if isinstance(asked, list) else []) if c in ('h264', 'vp8')] or ['vp8']
             self.peer = Peer(self, conn, codecs[0], msg)
-        elif self.peer and t == 'answer':
-            self.peer.answer(msg.get('sdp', ''))
+        elif self.peer and t == 'answer' and isinstance(msg.get('sdp'), str):
+            self.peer.answer(msg['sdp'])
         elif self.peer and t == 'ice':
             self.peer.add_ice(msg.get('candidate', ''), msg.get('sdpMLineIndex', 0))
-        return False
 
 
 def listen(path):
@@ -202,6 +225,7 @@ def main():
     # the encoders are probed waits in the backlog (its messages are handled once the main loop runs).
     srv = listen(args.socket)
     Gst.init(None)
+    prewarm()
     agent = Agent(args)
     threading.Thread(target=agent.serve, args=(srv,), daemon=True).start()
     GLib.MainLoop().run()

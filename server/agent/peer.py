@@ -1,16 +1,41 @@
-"""One viewer: the GStreamer pipeline into webrtcbin, its data channel 'input', rate control and clipboard."""
+"""One viewer: the GStreamer pipeline into webrtcbin, its data channel 'input', rate control and clipboard.
+
+Tuned for key → photon on a 2 Mbit/s link (ARCHITECTURE.md, "Latency"): no periodic keyframes (an IDR when the media
+path connects and when the viewer asks with PLI/FIR), a VBV of 1.5 frame intervals so no frame bursts the link,
+sliced threads (at most 4 slices: Chrome's decoder), NACK/RTX with a short rtx-time, and the playout-delay header
+extension at min 0 / max 0 so Chrome renders each frame as soon as it is decoded.
+"""
 import json
+import os
+import re
 import subprocess
 import threading
 import time
 from urllib.parse import quote
 
-from gi.repository import GLib, Gst, GstSdp, GstWebRTC
+import gi
 
-from ratecontrol import Aimd, QUALITY_KBPS
-from xscreen import fit
+gi.require_version('GstVideo', '1.0')
+from gi.repository import GLib, Gst, GstSdp, GstVideo, GstWebRTC  # noqa: E402
 
-FPS = 30
+import guard  # noqa: E402
+import playout  # noqa: E402
+from ratecontrol import Aimd, QUALITY_KBPS  # noqa: E402
+from timing import FrameTiming  # noqa: E402
+from xinput import MAX_HELD  # noqa: E402
+from xscreen import fit  # noqa: E402
+
+CPUS = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else (os.cpu_count() or 1)
+# 60 frames a second where the desktop has the cores for it: capture, conversion and encoding of a 1080p desktop at
+# 60 fps cost about twice what 30 do (bench:stream and ARCHITECTURE.md "Latency" have the figures).
+FPS = 60 if CPUS >= 4 else 30
+# Encoder threads = H.264 slices: Chrome's decoder has trouble with more than four.
+THREADS = max(1, min(4, CPUS))
+# VBV (rate control buffer) of 1.5 frame intervals: no frame much bigger than the link carries in that time.
+VBV_MS = max(10, round(1500 / FPS))
+# How long the browser waits for a retransmission before it asks for a keyframe (its own default is far longer).
+RTX_TIME_MS = 125
+PLAYOUT_EXT_ID = 5
 OPUS_CAPS = 'application/x-rtp,media=audio,encoding-name=OPUS,payload=97,clock-rate=48000,encoding-params=(string)2'
 
 
@@ -22,17 +47,32 @@ def turn_uri(url, user, cred):
     return '%s://%s:%s@%s' % (transport, quote(user, safe=''), quote(cred, safe=''), rest.lstrip('/'))
 
 
+def with_rtx_time(sdp):
+    """The offer with rtx-time on each RTX format (webrtcbin leaves it out): the browser then asks for a lost packet
+    again or for a keyframe after RTX_TIME_MS instead of its default."""
+    if 'rtx-time=' in sdp:
+        return re.sub(r'rtx-time=\d+', 'rtx-time=%d' % RTX_TIME_MS, sdp)
+    return re.sub(r'(a=fmtp:\d+ apt=\d+)', r'\1;rtx-time=%d' % RTX_TIME_MS, sdp)
+
+
 def video_branch(codec, encoder, kbps):
-    src = 'ximagesrc use-damage=false show-pointer=true ! video/x-raw,framerate=%d/1 ! videoconvert ! queue max-size-buffers=1 leaky=downstream' % FPS
+    """Capture → I420 → encoder → payloader → webrtcbin. Keyframes only when asked for (key-int-max/gop-size
+    infinite): a periodic IDR at 2 Mbit/s is a burst that Chrome's jitter estimate never forgets."""
+    src = ('ximagesrc name=cap use-damage=false show-pointer=true ! video/x-raw,framerate=%d/1 ! videoconvert name=conv n-threads=%d'
+           ' ! video/x-raw,format=I420 ! queue max-size-buffers=1 leaky=downstream') % (FPS, THREADS)
     if codec == 'h264' and encoder == 'nvh264enc':
-        enc = 'nvh264enc name=enc preset=low-latency-hq zerolatency=true rc-mode=cbr bitrate=%d gop-size=%d ! h264parse' % (kbps, FPS * 2)
-        enc += ' ! video/x-h264,profile=constrained-baseline ! rtph264pay config-interval=-1 aggregate-mode=zero-latency'
+        enc = ('nvh264enc name=enc preset=low-latency-hq zerolatency=true rc-mode=cbr bitrate=%d gop-size=-1 bframes=0'
+               ' vbv-buffer-size=%d ! h264parse') % (kbps, max(1, kbps * VBV_MS // 1000))
+        enc += ' ! video/x-h264,profile=constrained-baseline ! rtph264pay name=pay config-interval=-1 aggregate-mode=zero-latency'
     elif codec == 'h264':
-        enc = ('x264enc name=enc tune=zerolatency speed-preset=ultrafast key-int-max=%d bitrate=%d vbv-buf-capacity=300 threads=2'
-               ' ! video/x-h264,profile=constrained-baseline ! rtph264pay config-interval=-1 aggregate-mode=zero-latency') % (FPS * 2, kbps)
+        enc = ('x264enc name=enc tune=zerolatency speed-preset=ultrafast key-int-max=2147483647 bitrate=%d vbv-buf-capacity=%d'
+               ' sliced-threads=true threads=%d rc-lookahead=0 sync-lookahead=0 bframes=0 b-adapt=false mb-tree=false aud=false'
+               ' insert-vui=true ! video/x-h264,profile=constrained-baseline'
+               ' ! rtph264pay name=pay config-interval=-1 aggregate-mode=zero-latency') % (kbps, VBV_MS, THREADS)
     else:
-        enc = ('vp8enc name=enc deadline=1 cpu-used=8 end-usage=cbr target-bitrate=%d keyframe-max-dist=%d error-resilient=partitions'
-               ' threads=2 ! rtpvp8pay') % (kbps * 1000, FPS * 2)
+        enc = ('vp8enc name=enc deadline=1 cpu-used=8 end-usage=cbr target-bitrate=%d keyframe-mode=disabled'
+               ' buffer-size=%d buffer-initial-size=%d buffer-optimal-size=%d error-resilient=partitions threads=%d'
+               ' ! rtpvp8pay name=pay') % (kbps * 1000, VBV_MS, VBV_MS, VBV_MS, THREADS)
     name = 'H264' if codec == 'h264' else 'VP8'
     # nack pli / ccm fir in the offer: the browser may then ask for a keyframe when a loss leaves it unable to decode.
     return ('%s ! %s ! application/x-rtp,media=video,encoding-name=%s,payload=96,clock-rate=90000,'
@@ -48,8 +88,13 @@ class Peer:
         self.closed = False
         self.clip = None
         self.start = start
+        self.started_at = time.monotonic()
+        self.answered = False
+        self.remote_candidates = 0
+        self.refused = 0
+        self.held_full = False
         quality = start.get('quality', 'auto')
-        self.rate = Aimd(quality if quality in QUALITY_KBPS else 'auto')
+        self.rate = Aimd(quality if isinstance(quality, str) and quality in QUALITY_KBPS else 'auto')
         desc = 'webrtcbin name=webrtc bundle-policy=max-bundle latency=0 ' + video_branch(codec, agent.h264, self.rate.kbps)
         if agent.args.pulse_server and agent.audio_ok:
             desc += (' pulsesrc server=%s ! audioconvert ! audioresample ! queue leaky=downstream max-size-time=100000000'
@@ -58,6 +103,10 @@ class Peer:
         self.pipe = Gst.parse_launch(desc)
         self.webrtc = self.pipe.get_by_name('webrtc')
         self.enc = self.pipe.get_by_name('enc')
+        pay = self.pipe.get_by_name('pay')
+        self.playout = playout.add_to(pay, PLAYOUT_EXT_ID) if pay else None
+        self.timing = FrameTiming(self.pipe, self.pipe.get_by_name('cap'), self.enc)
+        self.timing_at = time.monotonic()
         # Loss repair: the browser NACKs a lost packet and gets it again (RTX) within a round trip, instead of a
         # frozen picture until the next keyframe (measured by bench:stream at 0.5% loss).
         video = self.webrtc.emit('get-transceiver', 0)
@@ -77,7 +126,8 @@ class Peer:
         for s in agent.ice_servers:
             urls = s.get('urls', [])
             for url in urls if isinstance(urls, list) else [urls]:
-                if not isinstance(url, str):
+                if not isinstance(url, str) or not guard.server_host_ok(url, agent.own):
+                    agent.log_fn('ICE server refused (names this machine or is not a URL)')
                     continue
                 if url.startswith('stun:'):
                     self.webrtc.set_property('stun-server', 'stun://' + url[5:].split('?', 1)[0])
@@ -86,6 +136,7 @@ class Peer:
         self.webrtc.connect('on-negotiation-needed', self.on_negotiation)
         self.webrtc.connect('on-ice-candidate', self.on_ice)
         self.webrtc.connect('notify::ice-connection-state', self.on_state)
+        self.webrtc.connect('notify::connection-state', self.on_connection)
         bus = self.pipe.get_bus()
         bus.add_signal_watch()
         bus.connect('message::error', self.on_error)
@@ -96,8 +147,10 @@ class Peer:
             self.channel.connect('on-open', lambda _ch: agent.log_fn('input channel open'))
         self.pipe.set_state(Gst.State.PLAYING)
         self.stats_timer = GLib.timeout_add(1000, self.poll_stats)
+        self.timing_timer = GLib.timeout_add(2000, self.send_timing)
         self.clip_timer = GLib.timeout_add(700, self.poll_clipboard)
-        agent.log_fn('viewer started, codec %s, %d kbit/s' % (codec, self.rate.kbps))
+        agent.log_fn('viewer started, codec %s, %d kbit/s, %d fps, VBV %d ms, %d slices, playout delay %s'
+                     % (codec, self.rate.kbps, FPS, VBV_MS, THREADS, '0/0' if self.playout else 'unavailable'))
 
     def on_upstream(self, _pad, info):
         ev = info.get_event()
@@ -105,7 +158,7 @@ class Peer:
         if st and st.get_name() == 'GstForceKeyUnit':
             self.keyframe_requests += 1
             if self.keyframe_requests <= 3 or self.keyframe_requests % 20 == 0:
-                self.agent.log_fn('keyframe requested by the viewer (%d so far)' % self.keyframe_requests)
+                self.agent.log_fn('keyframe requested (%d so far: the viewer\'s PLI/FIR, and one when the media path connects)' % self.keyframe_requests)
         return Gst.PadProbeReturn.OK
 
     # --- signaling -------------------------------------------------------------------------------------------
@@ -115,10 +168,12 @@ class Peer:
 
     def on_offer(self, promise, _data):
         promise.wait()
+        if self.closed:
+            return  # replaced by a newer viewer meanwhile: its offer goes instead
         reply = promise.get_reply()
         offer = reply.get_value('offer')
         self.webrtc.emit('set-local-description', offer, Gst.Promise.new())
-        self.agent.send(self.conn, {'type': 'offer', 'sdp': offer.sdp.as_text()})
+        self.agent.send(self.conn, {'type': 'offer', 'sdp': with_rtx_time(offer.sdp.as_text())})
 
     def on_ice(self, _el, mline, candidate):
         self.agent.send(self.conn, {'type': 'ice', 'candidate': candidate, 'sdpMLineIndex': mline})
@@ -126,7 +181,23 @@ class Peer:
     def on_state(self, el, _pspec):
         self.agent.log_fn('ice state', el.get_property('ice-connection-state').value_nick)
 
+    def on_connection(self, el, _pspec):
+        """DTLS is up (webrtcbin sent no media before: the encoder's first IDR went nowhere): a keyframe now, so
+        the viewer's first frame does not wait for its own PLI."""
+        state = el.get_property('connection-state')
+        self.agent.log_fn('connection %s %.0f ms after the viewer started' % (state.value_nick, (time.monotonic() - self.started_at) * 1000))
+        if state == GstWebRTC.WebRTCPeerConnectionState.CONNECTED:
+            GLib.idle_add(self.force_keyframe)
+
+    def force_keyframe(self):
+        if not self.closed and self.enc:
+            self.enc.send_event(GstVideo.video_event_new_upstream_force_key_unit(Gst.CLOCK_TIME_NONE, True, 0))
+        return False
+
     def answer(self, sdp):
+        if self.answered:
+            return  # one answer per offer: a second one would renegotiate
+        self.answered = True
         res, msg = GstSdp.SDPMessage.new_from_text(sdp)
         if res != GstSdp.SDPResult.OK:
             return
@@ -134,8 +205,19 @@ class Peer:
         self.webrtc.emit('set-remote-description', desc, Gst.Promise.new())
 
     def add_ice(self, candidate, mline):
-        if isinstance(candidate, str) and candidate and isinstance(mline, int):
-            self.webrtc.emit('add-ice-candidate', mline, candidate)
+        """A remote candidate from the viewer, unless it names this machine (loopback, link-local, its own
+        addresses) or the viewer already sent MAX_REMOTE_CANDIDATES."""
+        try:
+            mline = guard.number(mline, 0, 7)
+        except ValueError:
+            return
+        if self.remote_candidates >= guard.MAX_REMOTE_CANDIDATES or not guard.candidate_ok(candidate, self.agent.own):
+            self.refused += 1
+            if self.refused <= 3:
+                self.agent.log_fn('remote ICE candidate refused')
+            return
+        self.remote_candidates += 1
+        self.webrtc.emit('add-ice-candidate', mline, candidate)
 
     def on_error(self, _bus, msg):
         err, dbg = msg.parse_error()
@@ -148,36 +230,55 @@ class Peer:
             ch.emit('send-string', json.dumps(obj))
 
     def on_input(self, _ch, text):
+        """One input message from the viewer. Anything malformed, too big or out of range is dropped (a viewer may
+        be hostile: it has a shell in this desktop anyway, but must not be able to end the stream for itself)."""
+        if not isinstance(text, str) or len(text) > guard.MAX_INPUT_MESSAGE:
+            return self.dropped('message too big')
         try:
             m = json.loads(text)
-        except ValueError:
-            return
+        except (ValueError, RecursionError):
+            return self.dropped('not JSON')
         if not isinstance(m, dict):
-            return
-        x = self.agent.input
-        t = m.get('t')
+            return None
         try:
-            if t == 'm':
-                x.move(m['x'], m['y'])
-            elif t == 'r':
-                x.move_by(m['dx'], m['dy'])
-            elif t == 'b':
-                x.button(m['b'], bool(m['d']))
-            elif t == 'w':
-                x.wheel(m.get('dy', 0), m.get('dx', 0))
-            elif t == 'k':
-                x.key(m['s'], bool(m['d']))
-            elif t == 'reset':
-                x.release_all()
-            elif t == 'clip' and isinstance(m.get('text'), str):
-                self.set_clipboard(m['text'][:1024 * 1024])
-            elif t == 'size':
-                GLib.idle_add(self.resize, int(m['w']), int(m['h']))
-            elif t == 'quality' and m.get('q') in QUALITY_KBPS:
-                self.rate.set_quality(m['q'])
-                GLib.idle_add(self.apply_bitrate)
-        except (KeyError, TypeError, ValueError):
-            pass
+            self.apply_input(m)
+        except (KeyError, TypeError, ValueError, OverflowError) as e:
+            self.dropped('%s: %s' % (type(e).__name__, str(e)[:80]))
+        except Exception as e:  # noqa: BLE001 (an input message must never end the agent's main loop)
+            self.dropped('unexpected %s: %s' % (type(e).__name__, str(e)[:80]))
+        return None
+
+    def dropped(self, why):
+        self.refused += 1
+        if self.refused <= 5 or self.refused % 1000 == 0:
+            self.agent.log_fn('input message dropped (%s; %d so far)' % (why, self.refused))
+
+    def apply_input(self, m):
+        x = self.agent.input
+        n = guard.number
+        t = m.get('t')
+        if t == 'm':
+            x.move(n(m['x'], 0, 32767), n(m['y'], 0, 32767))
+        elif t == 'r':
+            x.move_by(n(m['dx'], -32767, 32767), n(m['dy'], -32767, 32767))
+        elif t == 'b':
+            x.button(n(m['b'], 1, 9), bool(m['d']))
+        elif t == 'w':
+            x.wheel(n(m.get('dy', 0), -100, 100), n(m.get('dx', 0), -100, 100))
+        elif t == 'k':
+            x.key(n(m['s'], 1, 0x1FFFFFFF), bool(m['d']))
+            if len(x.keys) >= MAX_HELD and not self.held_full:
+                self.held_full = True
+                self.agent.log_fn('held keys at the limit (%d): more key-downs are ignored until a key-up' % MAX_HELD)
+        elif t == 'reset':
+            x.release_all()
+        elif t == 'clip' and isinstance(m.get('text'), str):
+            self.set_clipboard(m['text'][:1024 * 1024])
+        elif t == 'size':
+            GLib.idle_add(self.resize, n(m['w'], 1, 16384), n(m['h'], 1, 16384))
+        elif t == 'quality' and isinstance(m.get('q'), str) and m['q'] in QUALITY_KBPS:
+            self.rate.set_quality(m['q'])
+            GLib.idle_add(self.apply_bitrate)
 
     def resize(self, w, h):
         """The tab's video area changed: the desktop takes its shape (within the maximum); ximagesrc and the encoder
@@ -225,6 +326,18 @@ class Peer:
         if text != self.clip:
             self.clip = text
             self.send_channel({'t': 'clip', 'text': text})
+
+    # --- stage timing ---------------------------------------------------------------------------------------
+    def send_timing(self):
+        if self.closed:
+            return False
+        now = time.monotonic()
+        summary = self.timing.summary(max(0.001, now - self.timing_at))
+        self.timing_at = now
+        summary['targetFps'] = FPS
+        summary['kbps'] = self.rate.kbps
+        self.send_channel(summary)
+        return True
 
     # --- rate control ----------------------------------------------------------------------------------------
     def poll_stats(self):

@@ -28,6 +28,8 @@ _xtst.XTestFakeKeyEvent.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_int
 
 
 SHIFT_L, SHIFT_R = 0xffe1, 0xffe2
+# Keys held down at once: a keyboard holds a handful; a viewer sending key-downs without key-ups is refused past this.
+MAX_HELD = 32
 
 
 class XInput:
@@ -103,6 +105,8 @@ class XInput:
                 if code is not None:
                     _xtst.XTestFakeKeyEvent(self.dpy, code, 0, 0)
                     _x11.XFlush(self.dpy)
+                return
+            if keysym not in self.keys and len(self.keys) >= MAX_HELD:
                 return
             code = _x11.XKeysymToKeycode(self.dpy, keysym)
             if not code:
