@@ -6,16 +6,26 @@
  * desktop is watched (the larger pictures of a click on a thumbnail). Goal: the wall of 40 ≤ 2 Mbit/s.
  *
  *   npx tsx bench/wall.ts [machines (default 40)] [window seconds (default 60)]
+ *
+ * On a host too busy to start 40 desktops, `--instances <project> <instance>…` measures running LXD instances
+ * instead (as root, through `lxc exec`, with the server's own capture and picture checks): each seat's bytes and
+ * pictures a second after repeats are dropped, and the capture's CPU; the wall of 40 is then 40 × the mean seat
+ * rate, which the stream's budget (THUMB_BYTES_PER_SECOND) caps.
  */
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { and, eq } from 'drizzle-orm';
 import { machines } from '../server/src/db/schema/index';
 import { seedCourseOrder, seedUser } from '../server/src/modules/courses/fixtures/seed';
 import { startBenchServer } from './server';
 import { instanceProcesses } from './memory';
+import { Duplex } from 'node:stream';
+import { startCapture, THUMB } from '../server/src/modules/wall/capture';
+import { THUMB_BYTES_PER_SECOND } from '../server/src/modules/wall/stream';
 
-const VMS = Number(process.argv[2] ?? 40);
-const WINDOW_S = Number(process.argv[3] ?? 60);
+const INSTANCES = process.argv[2] === '--instances';
+const VMS = INSTANCES ? 0 : Number(process.argv[2] ?? 40);
+const WINDOW_S = Number(INSTANCES ? (process.env.WINDOW_S ?? 60) : (process.argv[3] ?? 60));
 const WARMUP_S = 15;
 const TICKS = 100; // clock ticks a second (getconf CLK_TCK)
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -149,7 +159,51 @@ async function main() {
   }
 }
 
-main().then(
+/** `lxc exec` as the desktop's user: the capture's stdout as a stream. */
+function lxcExec(project: string, instance: string, argv: string[]): Duplex {
+  const child = spawn('lxc', ['exec', instance, '--project', project, '--user', '1000', '--group', '1000', '--env', 'HOME=/home/user', '--', ...argv], { stdio: ['pipe', 'pipe', 'ignore'] });
+  const d = Duplex.from({ readable: child.stdout, writable: child.stdin });
+  d.once('close', () => child.kill('SIGTERM'));
+  return d;
+}
+
+/** CPU ticks of the gst-launch processes inside an instance (its own /proc, as root). */
+function gstTicks(project: string, instance: string): number {
+  const out = execFileSync('lxc', ['exec', instance, '--project', project, '--', 'sh', '-c', 'for p in $(pgrep -x gst-launch-1.0); do cut -d" " -f14,15 /proc/$p/stat; done'], { encoding: 'utf8' });
+  return out.split(/\s+/).filter(Boolean).reduce((a, b) => a + Number(b), 0);
+}
+
+async function measureInstances(project: string, instances: string[]) {
+  const seats = instances.map((instance) => ({ instance, bytes: 0, pictures: 0, last: null as Buffer | null }));
+  const captures = seats.map((seat) =>
+    startCapture((_id, argv) => lxcExec(project, seat.instance, argv), seat.instance, THUMB, (jpeg) => {
+      if (seat.last?.equals(jpeg)) return;
+      seat.last = jpeg;
+      seat.bytes += jpeg.length + 41; // the stream's frame header and machine id
+      seat.pictures++;
+    }, (err) => err && console.error(`${seat.instance}: ${err.message}`)),
+  );
+  await sleep(WARMUP_S * 1000);
+  for (const seat of seats) {
+    seat.bytes = 0;
+    seat.pictures = 0;
+  }
+  const cpu0 = instances.map((i) => gstTicks(project, i));
+  await sleep(WINDOW_S * 1000);
+  const cpu1 = instances.map((i) => gstTicks(project, i));
+  for (const c of captures) c.stop();
+  const kbps = seats.map((s) => (s.bytes * 8) / 1000 / WINDOW_S);
+  const mean = kbps.reduce((a, b) => a + b, 0) / seats.length;
+  const cpu = cpu1.map((b, i) => ((b - cpu0[i]!) / TICKS / WINDOW_S) * 100);
+  console.log(`${seats.length} running desktops measured for ${WINDOW_S} s (after ${WARMUP_S} s warm-up), thumbnails ${THUMB.width} px, ${THUMB.fps} fps, quality ${THUMB.quality}:`);
+  for (const [i, s] of seats.entries()) console.log(`  ${s.instance}: ${kbps[i]!.toFixed(1)} kbit/s, ${(s.pictures / WINDOW_S).toFixed(2)} pictures/s, capture CPU ${cpu[i]!.toFixed(2)}% of a core`);
+  const budget = (THUMB_BYTES_PER_SECOND * 8) / 1000;
+  console.log(`  per seat: ${mean.toFixed(1)} kbit/s; wall of 40: ${(mean * 40).toFixed(0)} kbit/s offered, ${Math.min(mean * 40, budget).toFixed(0)} kbit/s received (stream budget ${budget} kbit/s; goal ≤ 2000)`);
+  console.log(`  capture CPU per desktop: ${(cpu.reduce((a, b) => a + b, 0) / cpu.length).toFixed(2)}% of a core`);
+}
+
+const run = process.argv[2] === '--instances' ? () => measureInstances(process.argv[3]!, process.argv.slice(4)) : main;
+run().then(
   () => process.exit(0),
   (err) => {
     console.error(err);

@@ -35,7 +35,8 @@ export function captureArgv(spec: CaptureSpec): string[] {
     `video/x-raw,framerate=${spec.fps}/1`, '!',
     'videoscale', '!', `video/x-raw,width=${spec.width},pixel-aspect-ratio=1/1`, '!',
     'videoconvert', '!', `jpegenc`, `quality=${spec.quality}`, '!',
-    'multipartmux', 'boundary=hdwall', '!', 'fdsink', 'fd=1',
+    // sync=false: the pictures leave as they are made (synced to the clock, multipartmux's output waited forever).
+    'multipartmux', 'boundary=hdwall', '!', 'fdsink', 'fd=1', 'sync=false',
   ];
 }
 

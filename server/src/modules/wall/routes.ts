@@ -67,7 +67,11 @@ export async function wallRoutes(v1: FastifyInstance, ctx: Ctx): Promise<void> {
     if (watch && (await ownMachine(ctx.db, principalOf(req).uid, watch))?.courseId !== course.id) throw new NotFound();
     if (!hub.available()) throw new Conflict('Live pictures of desktops need the lxd machine provider.', 'wall-unavailable');
     const out = openWallStream({ db: ctx.db, clock: ctx.clock, hub, log: req.log }, { courseId: course.id, userId: principalOf(req).uid, watch: watch ?? null });
-    reply.raw.on('close', () => out.destroy());
+    reply.raw.on('close', () => {
+      out.destroy();
+      // The watch ended (its take-over with it): keys and buttons still down are released.
+      if (watch) void inputs.release(watch);
+    });
     return reply.header('content-type', 'application/octet-stream').header('cache-control', 'no-store').header('x-accel-buffering', 'no').send(out);
   });
 
