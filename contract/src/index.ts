@@ -16,4 +16,3 @@ export * from './timetable';
 export * from './wall';
 export * from './fleet-hosts';
 export * from './usage';
-export * from './wall';

@@ -21,7 +21,6 @@ const Failed = lazy(() => import('./pages/Failed'));
 const Connect = lazy(() => import('./pages/Connect'));
 const Admin = lazy(() => import('./pages/Admin'));
 const Wall = lazy(() => import('./pages/Wall'));
-const Wall = lazy(() => import('./pages/Wall'));
 const Receipts = lazy(() => import('./pages/Receipts'));
 
 const queryClient = new QueryClient({ defaultOptions: { queries: { retry: 1, refetchOnWindowFocus: true } } });
@@ -69,7 +68,6 @@ export function App() {
               <Route path="/success" element={<RequireAuth><Success /></RequireAuth>} />
               <Route path="/failed" element={<RequireAuth><Failed /></RequireAuth>} />
               <Route path="/connect" element={<RequireAuth><Connect /></RequireAuth>} />
-              <Route path="/wall/:courseId" element={<RequireAuth><Wall /></RequireAuth>} />
               <Route path="/wall/:courseId" element={<RequireAuth><Wall /></RequireAuth>} />
               <Route path="/admin/*" element={<RequireAdmin><Admin /></RequireAdmin>} />
               <Route path="*" element={<Navigate to="/" replace />} />

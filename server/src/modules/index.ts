@@ -14,7 +14,6 @@ import { metricsPage } from './metrics/routes';
 import { courseRoutes } from './courses/routes';
 import { adminRoutes } from './admin/routes';
 import { hoursRoutes } from './alerts/routes';
-import { wallRoutes } from './wall/routes';
 import { usageRoutes } from './usage/routes';
 import { wallRoutes } from './wall/routes';
 import { ssoRoutes } from './sso/routes';
@@ -37,7 +36,6 @@ export async function registerModules(v1: FastifyInstance, ctx: Ctx): Promise<vo
   await courseRoutes(v1, ctx);
   await timetableRoutes(v1, ctx);
   await adminRoutes(v1, ctx);
-  await wallRoutes(v1, ctx);
   await wallRoutes(v1, ctx);
 }
 
