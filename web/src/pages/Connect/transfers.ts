@@ -24,6 +24,9 @@ export function formatBytes(n: number): string {
   return `${n} bytes`;
 }
 
+/** Transfers of this tab running at once. */
+const MAX_AT_ONCE = 2;
+
 const messageOf = (err: unknown) => (err instanceof ApiError || err instanceof Error ? err.message : 'Something went wrong; try again.');
 
 /**
@@ -36,16 +39,36 @@ export function useTransfers(packId: string) {
   const queryClient = useQueryClient();
   const update = useCallback((id: number, change: Partial<Transfer>) => setTransfers((all) => all.map((t) => (t.id === id ? { ...t, ...change } : t))), []);
 
+  // Two transfers at a time (the server takes four per machine); the rest wait their turn, listed at 0%.
+  const running = useRef(0);
+  const waiting = useRef<(() => void)[]>([]);
   const start = useCallback(
     (direction: Transfer['direction'], name: string, run: (onProgress: (f: number) => void) => { promise: Promise<string>; cancel(): void }) => {
       const id = next.current++;
-      const t = run((progress) => update(id, { progress }));
+      let cancelled = false;
+      let cancel = () => {
+        cancelled = true;
+        update(id, { state: 'failed', message: 'Cancelled.' });
+      };
       // Every running transfer stays listed, and the last few that ended.
-      setTransfers((all) => [...all, { id, direction, name, progress: 0, state: 'running' as const, message: '', cancel: t.cancel }].filter((x, i, list) => x.state === 'running' || i >= list.length - 6));
-      t.promise.then(
-        (message) => update(id, { state: 'done', progress: 1, message }),
-        (err: unknown) => update(id, { state: 'failed', message: messageOf(err) }),
-      );
+      setTransfers((all) => [...all, { id, direction, name, progress: 0, state: 'running' as const, message: '', cancel: () => cancel() }].filter((x, i, list) => x.state === 'running' || i >= list.length - 6));
+      const go = () => {
+        if (cancelled) return void waiting.current.shift()?.();
+        running.current++;
+        const t = run((progress) => update(id, { progress }));
+        cancel = t.cancel;
+        t.promise
+          .then(
+            (message) => update(id, { state: 'done', progress: 1, message }),
+            (err: unknown) => update(id, { state: 'failed', message: messageOf(err) }),
+          )
+          .finally(() => {
+            running.current--;
+            waiting.current.shift()?.();
+          });
+      };
+      if (running.current < MAX_AT_ONCE) go();
+      else waiting.current.push(go);
     },
     [update],
   );
