@@ -53,7 +53,7 @@ function Step({ title, text, children }: { title: string; text: string; children
 function PasswordStep({ onDone }: { onDone(): void }) {
   const [open, setOpen] = useState(false);
   return (
-    <Step title="Change your password" text={`${TWO_FACTOR_MESSAGES['admin/password-change-required']} The password the admin command printed works for this first sign-in only.`}>
+    <Step title="Change your password" text={`${TWO_FACTOR_MESSAGES['admin/password-change-required']} The password the admin command printed is for the first sign-in only.`}>
       <button type="button" className={forms.submit} onClick={() => setOpen(true)}>
         Change Password
       </button>
