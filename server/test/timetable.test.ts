@@ -37,7 +37,7 @@ describe('class timetable', () => {
     rfb = await fakeRfbServer();
     provider = fakeProvider(rfb.port);
     s = await startTestServer({ clock, overrides: { machineProvider: provider } });
-  });
+  }, 180_000);
   afterAll(async () => {
     await s?.close();
     await rfb?.close();
