@@ -22,7 +22,7 @@ export function RaiseHandButton({ packId }: { packId: string }) {
       disabled={toggle.isPending}
       title={raised ? 'Your instructor sees your raised hand' : 'Ask your instructor for help'}
     >
-      <span aria-hidden="true">✋</span> {raised ? 'Lower hand' : 'Raise hand'}
+      {raised ? 'Lower hand' : 'Raise hand'}
     </button>
   );
 }

@@ -27,7 +27,7 @@ export function SeatTile({ seat, picture, onWatch, onLowerHand }: Props) {
       </div>
       {seat.handRaisedAt && seat.student ? (
         <div className={styles.hand} data-testid="wall-hand">
-          <span>✋ Hand raised</span>
+          <span>Hand raised</span>
           <button type="button" className={styles.small} onClick={() => onLowerHand(seat.student!.userId)}>
             Lower
           </button>

@@ -85,7 +85,7 @@ export default function Wall() {
         <ul className={styles.away} aria-label="Raised hands of students not at a machine">
           {handsAway.map((h) => (
             <li key={h.userId}>
-              ✋ <strong>{h.name}</strong> raised a hand (not at a machine now)
+              <strong>{h.name}</strong> raised a hand (not at a machine now)
               <button type="button" className={styles.small} onClick={() => lower.mutate(h.userId)}>Lower</button>
             </li>
           ))}
