@@ -94,7 +94,7 @@ async function outer() {
       await stop(server, 10_000);
       // Desktops outlive the server on purpose (a restart adopts them): end them (the deployment's LXD project).
       try {
-        await removeDesktops('lxd', dataDir);
+        await removeDesktops(dataDir);
       } catch (e) {
         console.error('could not end the desktops:', e);
       }
