@@ -26,6 +26,8 @@ export interface TestCluster {
   locationOf(instance: string): Promise<string>;
   /** The host of member b goes away: its daemon, its containers and every process in its namespace die (kill -9). */
   killMember(name: string): Promise<void>;
+  /** The killed member's host is back: its daemon starts again on its own directory and rejoins. */
+  reviveMember(name: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -239,6 +241,11 @@ networks: [{name: ${CLUSTER_NETWORK}, type: bridge, config: {ipv4.address: 10.25
       record(root, (await instances()).map((x) => x.name));
       killAll([...pidsIn(NS[i]!), ...containerPids(mine)]);
       killAll(containerPids(mine));
+    },
+    async reviveMember(name) {
+      const i = NS.indexOf(name as (typeof NS)[number]);
+      startDaemon(NS[i]!, dirs[i]!);
+      await run('lxd', ['waitready', '--timeout=120'], { env: { ...process.env, LXD_DIR: dirs[i] } });
     },
     async close() {
       lxd.close();

@@ -122,4 +122,27 @@ describe('lxd provider on a two-member cluster', () => {
       expect(await memberOf(u.id)).toBe(c.members[0]);
     }
   }, 400_000);
+
+  it('the lost member back: LXD restarts the old instance there, the provider deletes it, the machine runs on', async () => {
+    const lost: { id: string; token: string }[] = [];
+    for (const u of users) if (((await machineRow(db(), u.id)).providerRef as { instance: string }).instance.endsWith('-g1')) lost.push(u);
+    expect(lost.length).toBeGreaterThan(0);
+    const t0 = Date.now();
+    await c.reviveMember(c.members[1]);
+    await until(
+      'the replaced instances deleted',
+      async () => {
+        await pass();
+        const where = await Promise.all(lost.map((u) => c.locationOf(`hd-${u.id}`)));
+        return where.every((w) => w === '');
+      },
+      240_000,
+      1000,
+    );
+    console.log(`replaced instances deleted ${Math.round((Date.now() - t0) / 1000)} s after the member came back`);
+    for (const u of lost) {
+      expect(await machineRow(db(), u.id)).toMatchObject({ desired: 'running', observed: 'online' });
+      expect(await memberOf(u.id)).toBe(c.members[0]);
+    }
+  }, 400_000);
 });
