@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
@@ -127,6 +127,9 @@ describe('admin CLI beside a running server on PGlite', () => {
     await createLedger(database.db).credit(database.db, { machineId, minutes: 120, expiresAt: new Date(Date.now() + 20 * 86_400_000), key: 'seed:1' });
     await database.close();
     lxdEnv = await prepareLxd(dataDir); // the server's machine provider (lxd) needs the deployment's project and certificate
+    // host-setup.sh gave DATA_DIR to `hyperdesk`; this file's server runs as root (tsx, not run-server.sh), so the
+    // data dir stays root's too, or the CLI would become `hyperdesk` and find the server's files unreadable.
+    if (process.getuid?.() === 0) execFileSync('chown', ['-R', '0:0', dataDir]);
   }, 3_600_000); // a fresh machine builds the desktop image first (host-setup.sh)
   afterAll(async () => {
     await server?.stop();
