@@ -5,6 +5,7 @@ import type { MachineProvider, ObservedDesktop } from '../types';
 import { LxdError, type LxdClient } from './client';
 import { perKeySerial } from '../serial';
 import { socketInInstance } from './exec-stream';
+import { createLxdFiles } from './files';
 import { createCluster, currentOf, instanceName, parseInstance, staleOf } from './cluster';
 
 export interface LxdProviderOptions {
@@ -176,6 +177,7 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
     names.set(machineId, name);
     return name;
   }
+  const nameOf = (machineId: string) => names.get(machineId) ?? instanceOf(machineId);
 
   /** True when the instance lives on a cluster member that is offline (its calls fail; its desktop is gone). */
   async function onLostMember(name: string): Promise<boolean> {
@@ -422,6 +424,8 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
     async removeHome(homeKey) {
       await deleteVolume(homeKey);
     },
+
+    files: createLxdFiles(lxd, nameOf, async (machineId) => (await instance(await current(machineId)))?.devices.home?.source ?? null, opts.pool),
 
     async list() {
       const all = await lxd.get<{ name: string; status: string }[]>('/1.0/instances?recursion=1');
