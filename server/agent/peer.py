@@ -92,6 +92,7 @@ class Peer:
         self.answered = False
         self.remote_candidates = 0
         self.refused = 0
+        self.refused_candidates = 0
         self.held_full = False
         quality = start.get('quality', 'auto')
         self.rate = Aimd(quality if isinstance(quality, str) and quality in QUALITY_KBPS else 'auto')
@@ -212,8 +213,8 @@ class Peer:
         except ValueError:
             return
         if self.remote_candidates >= guard.MAX_REMOTE_CANDIDATES or not guard.candidate_ok(candidate, self.agent.own):
-            self.refused += 1
-            if self.refused <= 3:
+            self.refused_candidates += 1
+            if self.refused_candidates <= 3:
                 self.agent.log_fn('remote ICE candidate refused')
             return
         self.remote_candidates += 1
