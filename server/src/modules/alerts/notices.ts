@@ -1,8 +1,7 @@
-import type { HoursAlert, HoursNotice } from '@hyperdesk/contract';
+import { formatCourseDate, type HoursAlert, type HoursNotice } from '@hyperdesk/contract';
 import { sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { minutesToHours } from '../wallet/service';
-import { shortDate } from './service';
 
 export const PACE_WINDOW_MINUTES = 7 * 24 * 60;
 
@@ -10,6 +9,7 @@ interface Row {
   subject_kind: 'machine' | 'course';
   pack_id: string;
   name: string;
+  region: string;
   left_minutes: number | string;
   last_expiry: Date | string | null;
   recent: number | string;
@@ -29,13 +29,13 @@ function noticesQuery(uid: string, at: Date) {
   const since = Math.floor(at.getTime() / 60_000) - PACE_WINDOW_MINUTES;
   return sql`
     with subj as (
-      select 'machine' as subject_kind, m.id as pack_id, m.name, array[m.id] as mids
+      select 'machine' as subject_kind, m.id as pack_id, m.name, m.region, array[m.id] as mids
         from machines m where m.owner_user_id = ${uid}::uuid and m.course_id is null
       union all
-      select 'course', c.id, c.name, array(select cm.id from machines cm where cm.course_id = c.id)
+      select 'course', c.id, c.name, c.region, array(select cm.id from machines cm where cm.course_id = c.id)
         from courses c where c.owner_user_id = ${uid}::uuid and c.end_at > ${now}
     )
-    select s.subject_kind, s.pack_id, s.name, lots.left_minutes, lots.last_expiry, used.recent, used.first_recent, used.older,
+    select s.subject_kind, s.pack_id, s.name, s.region, lots.left_minutes, lots.last_expiry, used.recent, used.first_recent, used.older,
       (select json_agg(json_build_object('kind', a.kind, 'expiresAt', x.expires_at, 'minutes', x.minutes))
         from hour_alerts a
         left join lateral (select min(l.expires_at) as expires_at, sum(l.remaining)::int as minutes from ledger_lots l
@@ -70,11 +70,11 @@ export function runOutAt(o: { at: Date; leftMinutes: number; recent: number; fir
 
 const PRIORITY: HoursAlert['kind'][] = ['low-1h', 'expiry-3d', 'low-20'];
 
-function alertText(kind: HoursAlert['kind'], name: string, a: { expiresAt: string | null; minutes: number | null }): string {
+function alertText(kind: HoursAlert['kind'], name: string, region: string, a: { expiresAt: string | null; minutes: number | null }): string {
   if (kind === 'low-1h') return `Only 1 hour left on ${name}.`;
   if (kind === 'low-20') return `Only 20% of the hours are left on ${name}.`;
   const h = minutesToHours(Number(a.minutes ?? 0));
-  return `${h} hour${h === 1 ? '' : 's'} on ${name} expire on ${shortDate(new Date(a.expiresAt ?? 0))}.`;
+  return `${h} hour${h === 1 ? '' : 's'} on ${name} expire on ${formatCourseDate(a.expiresAt ?? 0, region)}.`;
 }
 
 export async function hoursNotices(db: Db, uid: string, at: Date): Promise<HoursNotice[]> {
@@ -94,7 +94,7 @@ export async function hoursNotices(db: Db, uid: string, at: Date): Promise<Hours
     return {
       packId: r.pack_id,
       runOutAt: out ? out.toISOString() : null,
-      alert: top ? { kind: top.kind, text: alertText(top.kind, r.name, top) } : null,
+      alert: top ? { kind: top.kind, text: alertText(top.kind, r.name, r.region, top) } : null,
     };
   });
 }

@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import { formatCourseDate } from '@hyperdesk/contract';
 import type { Db } from '../../db/client';
 import type { Clock } from '../../lib/clock';
 import type { Job } from '../../lib/jobs';
@@ -37,6 +38,7 @@ interface Expiring {
   user_id: string;
   email: string;
   name: string;
+  region: string;
   ref: string;
   expires_at: Date | string;
   minutes: number;
@@ -51,12 +53,6 @@ interface Due {
   kind: AlertKind;
   ref: string;
   mail: OutgoingMail;
-}
-
-/** 'DD Mon 'YY' (spec §9), in UTC. */
-export function shortDate(d: Date): string {
-  const month = d.toLocaleString('en-GB', { month: 'short', timeZone: 'UTC' });
-  return `${String(d.getUTCDate()).padStart(2, '0')} ${month} '${String(d.getUTCFullYear()).slice(2)}`;
 }
 
 const hours = (minutes: number) => `${minutesToHours(minutes)} hour${minutesToHours(minutes) === 1 ? '' : 's'}`;
@@ -89,17 +85,17 @@ function expiring(at: Date) {
   const now = sql`${at.toISOString()}::timestamptz`;
   const until = sql`${new Date(at.getTime() + EXPIRY_NOTICE_MS).toISOString()}::timestamptz`;
   return sql`
-    select 'machine' as subject_kind, m.id as subject_id, u.id as user_id, u.email, m.name,
+    select 'machine' as subject_kind, m.id as subject_id, u.id as user_id, u.email, m.name, m.region,
       l.id::text as ref, l.expires_at, l.remaining as minutes
     from ledger_lots l join machines m on m.id = l.machine_id join users u on u.id = m.owner_user_id
     where m.course_id is null and l.remaining > 0 and l.expires_at > ${now} and l.expires_at <= ${until}
     union all
-    select 'course', c.id, u.id, u.email, c.name, (extract(epoch from l.expires_at) * 1000)::bigint::text,
+    select 'course', c.id, u.id, u.email, c.name, c.region, (extract(epoch from l.expires_at) * 1000)::bigint::text,
       l.expires_at, sum(l.remaining)::int
     from ledger_lots l join machines m on m.id = l.machine_id join courses c on c.id = m.course_id
       join users u on u.id = c.owner_user_id
     where l.remaining > 0 and l.expires_at > ${now} and l.expires_at <= ${until}
-    group by c.id, u.id, u.email, c.name, l.expires_at`;
+    group by c.id, u.id, u.email, c.name, c.region, l.expires_at`;
 }
 
 function lowMails(s: Subject, publicUrl: string): Due[] {
@@ -128,7 +124,7 @@ function lowMails(s: Subject, publicUrl: string): Due[] {
 }
 
 function expiryMail(e: Expiring): Due {
-  const when = shortDate(new Date(e.expires_at));
+  const when = formatCourseDate(e.expires_at, e.region);
   const subject = `${hours(Number(e.minutes))} on ${e.name} expire on ${when}`;
   const text =
     e.subject_kind === 'course'
