@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 /**
  * The server's folder (the one holding `package.json` named @hyperdesk/server), found by walking up from this
  * file. The same code runs from the TypeScript source (server/src/lib/) and from the bundle (server/dist/), so run-time
- * files (migrations, the web build, the streaming agent) are located from here, never from a fixed `../..` depth.
+ * files (migrations, the web build, the assets) are located from here, never from a fixed `../..` depth.
  */
 export function serverRoot(from = path.dirname(fileURLToPath(import.meta.url))): string {
   for (let dir = from; ; dir = path.dirname(dir)) {
@@ -23,5 +23,3 @@ export const MIGRATIONS_DIR = path.join(ROOT, 'migrations');
 export const WEB_DIST = path.resolve(ROOT, '../web/dist');
 /** server/assets: files the server sends itself (the favicon, for its own pages and browsers that ask /favicon.ico). */
 export const ASSETS_DIR = path.join(ROOT, 'assets');
-/** server/agent/agent.py: the streaming agent. */
-export const AGENT_SCRIPT = path.join(ROOT, 'agent/agent.py');

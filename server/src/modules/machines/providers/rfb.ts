@@ -27,21 +27,3 @@ export function rfbAnswers(ep: Endpoint, timeoutMs = 1500): Promise<boolean> {
     });
   });
 }
-
-/**
- * True when something listens at the endpoint (the connection is accepted), without waiting for the greeting:
- * x11vnc greets a new connection on its next poll, up to a quarter second later.
- */
-export function vncListens(ep: Endpoint, timeoutMs = 1500): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = ep.open();
-    const finish = (ok: boolean) => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(ok);
-    };
-    const timer = setTimeout(() => finish(false), timeoutMs);
-    socket.once('connect', () => finish(true));
-    socket.once('error', () => finish(false));
-  });
-}
