@@ -27,6 +27,6 @@ export default defineConfig({
     // as orphans, which the lxd provider's per-deployment projects do not; two at a time waits for that provider to go.
     maxWorkers: 1,
     testTimeout: 60_000,
-    hookTimeout: 60_000,
+    hookTimeout: 180_000, // a server on PGlite starts in seconds, but in minutes on a host loaded many times over
   },
 });

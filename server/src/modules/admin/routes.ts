@@ -26,12 +26,13 @@ import {
   MachineActionParams,
   MailQuery,
   MessagesQuery,
+  Ok,
   OrdersQuery,
   UserActionParams,
 } from '@hyperdesk/contract';
 import type { Ctx } from '../../context';
 import { principalOf } from '../../http/auth';
-import { Forbidden } from '../../errors';
+import { requireOperator } from './guard';
 import { createIdentity } from '../identity/service';
 import { createAdmin } from './service';
 import { auditCsv, listAudit } from './audit';
@@ -47,7 +48,8 @@ const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody,
 /**
  * /v1/admin/*: the operator console (issue 15.2). One hook guards the whole scope before anything is parsed: a
  * valid id token (a token we did not sign is 401), its `admin` claim, and the account still admin and enabled in
- * the database (a revoked or disabled operator's token is refused before its 15 minutes run out). Otherwise 403.
+ * the database (a revoked or disabled operator's token is refused before its 15 minutes run out), and a sign-in with
+ * the second factor (./guard.ts, issue 23.2). Otherwise 403.
  */
 export async function adminRoutes(v1: FastifyInstance, ctx: Ctx): Promise<void> {
   const identity = createIdentity({ db: ctx.db, clock: ctx.clock, tokens: ctx.tokens, mailer: ctx.mailer, captcha: ctx.captcha, publicUrl: ctx.config.publicUrl });
@@ -65,13 +67,14 @@ export async function adminRoutes(v1: FastifyInstance, ctx: Ctx): Promise<void> 
     async (scope) => {
       scope.addHook('onRequest', async (req: FastifyRequest) => {
         await v1.authenticate(req);
-        const p = principalOf(req);
-        if (!p.admin || !(await admin.stillAdmin(p.uid))) throw new Forbidden('The operator console is for administrators.', 'admin/forbidden');
+        await requireOperator(ctx.db, principalOf(req));
       });
       const r = scope.withTypeProvider<ZodTypeProvider>();
       const tags = ['admin'];
       const now = () => ctx.clock.now();
 
+      // The console asks this first: 200, or the guard's 403 naming the missing step (password, enrol, log in again).
+      r.get('/access', { schema: { tags, summary: 'Whether the caller may open the console now', response: { 200: Ok, ...errors } } }, async () => ({ ok: true as const }));
       r.get('/users', { schema: { tags, summary: 'Search users by e-mail or name', querystring: AdminListQuery, response: { 200: AdminUserPage, ...errors } } }, async (req) =>
         listUsers(ctx.db, req.query, now()),
       );

@@ -1,4 +1,5 @@
 import type { Endpoint } from './endpoint';
+import type { DesktopFiles } from './desktop-files';
 
 export type { Endpoint } from './endpoint';
 
@@ -74,4 +75,6 @@ export interface MachineProvider {
   preflight?(): Promise<string | null>;
   /** The hosts machines run on, their load and machines (the console's Fleet page); absent where not known. */
   fleet?(): Promise<FleetMember[]>;
+  /** Moving files in and out of a running desktop, as its user (the Files panel); absent where unsupported. */
+  files?: DesktopFiles;
 }
