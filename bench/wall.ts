@@ -162,7 +162,7 @@ async function main() {
 /** `lxc exec` as the desktop's user: the capture's stdout as a stream. */
 function lxcExec(project: string, instance: string, argv: string[]): Duplex {
   const child = spawn('lxc', ['exec', instance, '--project', project, '--user', '1000', '--group', '1000', '--env', 'HOME=/home/user', '--', ...argv], { stdio: ['pipe', 'pipe', 'ignore'] });
-  const d = Duplex.from({ readable: child.stdout, writable: child.stdin });
+  const d = Duplex.from({ readable: child.stdout, writable: child.stdin } as unknown as Parameters<typeof Duplex.from>[0]);
   d.once('close', () => child.kill('SIGTERM'));
   return d;
 }
