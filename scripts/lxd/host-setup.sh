@@ -69,6 +69,13 @@ if ! lxc storage show "$POOL" >/dev/null 2>&1; then
     lxc storage create "$POOL" btrfs size="${LXD_POOL_SIZE:-40GiB}" >/dev/null
   fi
 fi
+# Home quotas are btrfs qgroup limits. A host whose processes were killed mid-operation can leave the qgroup
+# accounting inconsistent, and then writes pass the limits: rescan (a second or two) so quotas hold again.
+pool_dir="${LXD_DIR:-/var/lib/lxd}/storage-pools/$POOL"
+if command -v btrfs >/dev/null && btrfs qgroup show "$pool_dir" 2>&1 | grep -q inconsistent; then
+  step "storage pool $POOL: rescanning its quota accounting (it was inconsistent)"
+  btrfs quota rescan -w "$pool_dir" >/dev/null 2>&1 || true
+fi
 
 # The desktops' egress: the internet (NAT) or nothing; never this host, other desktops, private ranges or cloud
 # metadata. Replies to connections made to a desktop (the viewer's WebRTC checks) pass: the ACL is stateful.
