@@ -6,9 +6,10 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import { ARTIFACTS, launchBrowser, snap, startServer, uniqueEmail, type RunningServer } from '../harness';
 import { decodeQuotedPrintable, startInbox, type Inbox } from '../inbox';
-import { loginWithPopup, mailedLink, seedUser, seriousViolations, type Account } from './auth-helpers';
+import { mailedLink, seedUser, seriousViolations, type Account } from './auth-helpers';
 import { payOnCheckout, PAYING_CARD, step } from './buy-helpers';
 import { api } from './connect-helpers';
+import { classroomKit } from './classroom-helpers';
 import { operatorApiToken } from './operator-helpers';
 
 /**
@@ -35,55 +36,12 @@ afterAll(async () => {
   await inbox?.close();
 });
 
-/** The operator CLI beside the running server (on PGlite it runs the command inside the server, found via DATA_DIR). */
-async function grantInstructor(email: string): Promise<void> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'grant', email, 'instructor'], { cwd: ROOT, env: server.env });
-  expect(stdout).toContain('now has the instructor claim');
-}
-
-async function signIn(account: Account, options: BrowserContextOptions = {}): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options });
-  const page = await context.newPage();
-  await loginWithPopup(page, server.base, account.email, account.password);
-  return page;
-}
-
-/**
- * An instructor with a paid German course of `vms` machines that has started (bought through the API and paid on
- * the hosted checkout page), signed in on their dashboard.
- */
-async function runningCourse(name: string, vms: number, options: BrowserContextOptions = {}): Promise<{ account: Account; teacher: Page; token: string; packId: string }> {
-  const account = { name, email: uniqueEmail('instructor'), password: 'classroom42' };
-  await seedUser(server.base, account);
-  await grantInstructor(account.email);
-  const { accessToken: token } = await api(server.base, 'POST', '/v1/auth/login', undefined, { email: account.email, password: account.password });
-  const course = { Platform: 'Unreal Engine', VMs: vms, StartAt: Date.now() - 60_000, ExpiresAt: Date.now() + 7 * 86_400_000, Region: 'DE' };
-  const { prices } = await api(server.base, 'POST', '/v1/pack/cost', token, course);
-  const { url } = await api(server.base, 'POST', '/v1/pack/recharge', token, {
-    ...course,
-    TotalHours: 10,
-    Price: prices['10'],
-    success_url: `${server.base}/success`,
-    cancel_url: `${server.base}/failed`,
-  });
-  const teacher = await signIn(account, options);
-  await teacher.goto(url);
-  await payOnCheckout(teacher, PAYING_CARD);
-  await teacher.waitForURL(/\/success\?orderId=/, { timeout: 20_000 });
-  await teacher.goto(`${server.base}/dashboard`);
-  await teacher.getByRole('article').waitFor({ timeout: 30_000 });
-  const { balance } = await api(server.base, 'GET', '/v1/user/wallet/balance', token);
-  return { account, teacher, token, packId: balance[0].packId };
-}
-
-/** Replaces the course's student list through the upload call. */
-async function uploadList(token: string, packId: string, emails: string[]): Promise<void> {
-  const fd = new FormData();
-  fd.append('packId', packId);
-  fd.append('attachment', new Blob([emails.join('\n')]), 'students.txt');
-  const res = await fetch(`${server.base}/v1/pack/emails`, { method: 'POST', headers: { idtoken: token }, body: fd });
-  expect(res.status).toBe(200);
-}
+/** The classroom kit's steps (classroom-helpers.ts) on this file's server, browser and inbox. */
+const kit = () => classroomKit(server, browser, inbox);
+const grantInstructor = (email: string) => kit().grantInstructor(email);
+const signIn = (account: Account, options: BrowserContextOptions = {}) => kit().signIn(account, options);
+const runningCourse = (name: string, vms: number, options: BrowserContextOptions = {}) => kit().runningCourse(name, vms, options);
+const uploadList = (token: string, packId: string, emails: string[]) => kit().uploadList(token, packId, emails);
 
 /** The landing page link of an invitation e-mail. */
 function invitationLink(mail: string): string {
