@@ -20,12 +20,14 @@ it('Ctrl+V pastes the local clipboard into the terminal, text without key events
   // The terminal has the keyboard (the line is typed again until it does).
   expect(await terminalOutput(server, b, 'echo ready', 'ready.txt')).toBe('ready\n');
 
-  // Ctrl+V: this computer's clipboard becomes the desktop's, then the key reaches xterm, which pastes it.
-  await tab.evaluate(() => navigator.clipboard.writeText('pasted from here 42'));
-  await tab.keyboard.type("echo '", { delay: 15 });
+  // Ctrl+V: this computer's clipboard becomes the desktop's, then the key reaches xterm, which pastes it. xterm
+  // fetches a paste from the selection's owner while later keys go straight in, so nothing is typed after the paste
+  // until it has arrived: `cat` takes the pasted line (its newline ends it), then Ctrl+D ends cat.
+  await tab.evaluate(() => navigator.clipboard.writeText('pasted from here 42\n'));
+  await tab.keyboard.type('cat > pasted.txt\n', { delay: 15 });
   await tab.keyboard.press('Control+V');
-  await tab.keyboard.type("' > pasted.txt\n", { delay: 15 });
   await expect.poll(() => readHome(server, b.machineId, 'pasted.txt'), { timeout: 15_000 }).toBe('pasted from here 42\n');
+  await tab.keyboard.press('Control+D');
 
   // Text that comes without key events (an IME's, dictation's): each character arrives, whatever the keymap lacks.
   await tab.keyboard.type("echo '", { delay: 15 });
