@@ -24,6 +24,43 @@ export function windowTitles(server: RunningServer, machineId: string): string[]
   return [...inInstance(server, machineId, ['xwininfo', '-root', '-tree']).matchAll(/0x[0-9a-f]+ "([^"]*)"/g)].map((m) => m[1]!);
 }
 
+/** A top-level window of the desktop: its title, type and frame (decorations included) on the screen. */
+export interface DesktopWindow {
+  title: string;
+  type: string;
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+/**
+ * The screen size and the windows the window manager manages (its `_NET_CLIENT_LIST`), each with its frame: the
+ * client's place and size from xwininfo plus openbox's `_NET_FRAME_EXTENTS`.
+ */
+export function desktopWindows(server: RunningServer, machineId: string): { screen: { w: number; h: number }; windows: DesktopWindow[] } {
+  const script = `xwininfo -root | grep -E '^  (Width|Height):'
+for id in $(xprop -root _NET_CLIENT_LIST | sed 's/.*# //; s/,//g'); do
+  printf 'WINDOW %s | %s | %s\n' "$(xwininfo -id "$id" | tr '\n' ' ')" "$(xprop -id "$id" _NET_FRAME_EXTENTS)" "$(xprop -id "$id" _NET_WM_WINDOW_TYPE)"
+done`;
+  const out = inInstance(server, machineId, ['sh', '-c', script]);
+  const num = (re: RegExp, text: string) => Number(re.exec(text)?.[1] ?? NaN);
+  const screen = { w: num(/^ {2}Width: (\d+)/m, out), h: num(/^ {2}Height: (\d+)/m, out) };
+  const windows = out.split('\n').filter((l) => l.startsWith('WINDOW ')).map((line) => {
+    const [info = '', extents = '', type = ''] = line.slice(7).split(' | ');
+    const [left = 0, right = 0, top = 0, bottom = 0] = /= ([\d, ]+)$/.exec(extents)?.[1]?.split(',').map(Number) ?? [];
+    return {
+      title: /Window id: 0x[0-9a-f]+ "(.*)" {2}/.exec(info)?.[1] ?? '',
+      type: /_NET_WM_WINDOW_TYPE_(\w+)/.exec(type)?.[1] ?? 'NORMAL',
+      x: num(/Absolute upper-left X: +(-?\d+)/, info) - left,
+      y: num(/Absolute upper-left Y: +(-?\d+)/, info) - top,
+      w: num(/Width: (\d+)/, info) + left + right,
+      h: num(/Height: (\d+)/, info) + top + bottom,
+    };
+  });
+  return { screen, windows };
+}
+
 /** The folder that holds the home of `homeKey` (a machine id, or a course seat's key). */
 export function homeDir(server: RunningServer, homeKey: string): string {
   return path.join(POOL_DIR, `${projectOf(server)}_${volumeOf(homeKey)}`);

@@ -14,7 +14,11 @@ export async function streamingTab(server: RunningServer, browser: Browser, name
   const tab = await b.context.newPage();
   await tab.goto(connectHref(server.base, b.machineId, b.machineName));
   await tab.locator('main[data-phase="connected"]').waitFor({ timeout: 60_000 });
-  expect(await tab.getByTestId('transport').innerText()).toBe('WebRTC');
+  const transport = await tab.getByTestId('transport').innerText();
+  // A tab that fell back to VNC says why only in the agent's and the server's logs.
+  if (transport !== 'WebRTC') {
+    throw new Error(`the tab shows the desktop over ${transport}, not WebRTC; agent log:\n${logOf(server, b.machineId)}\nserver:\n${server.output().slice(-4000)}`);
+  }
   await expect.poll(() => videoSize(tab), { timeout: 20_000 }).not.toBe('0x0');
   await terminalShown(server, b.machineId, b.machineName);
   return { ...b, tab };

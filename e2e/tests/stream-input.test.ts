@@ -23,8 +23,7 @@ function pointerOf(text: string): { x: number; y: number } {
 
 const agentLog = (machineId: string) => machineLog(server, machineId);
 
-// Failed in the last full browser run after the agent's encoder changes (issue 21, open: see the closing note).
-it.skip('pointer lock sends relative motion, blur lets go of held keys, the quality setting reaches the encoder and is remembered', async () => {
+it('pointer lock sends relative motion, blur lets go of held keys, the quality setting reaches the encoder and is remembered', async () => {
   const b = await streamingTab(server, browser, 'Input Tester');
   const { tab } = b;
   const video = tab.getByTestId('desktop-video');

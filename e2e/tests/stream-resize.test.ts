@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
+import { desktopWindows, type DesktopWindow } from '../desktops';
 import { streamingTab, terminalOutput, videoSize } from './stream-helpers';
 
 let server: RunningServer;
@@ -53,5 +54,44 @@ it('the desktop resolution follows the tab size within 1920x1080, and VNC gets t
   const canvas = tab.locator('[data-testid="desktop"] canvas');
   await canvas.waitFor({ timeout: 30_000 });
   await expect.poll(() => canvas.evaluate((c) => `${(c as HTMLCanvasElement).width}x${(c as HTMLCanvasElement).height}`), { timeout: 20_000 }).toBe('1920x1080');
+  await b.context.close();
+}, 240_000);
+
+/** The windows a user works with (not the panel): each with its frame, decorations included. */
+function userWindows(server: RunningServer, machineId: string): { screen: { w: number; h: number }; windows: DesktopWindow[] } {
+  const d = desktopWindows(server, machineId);
+  return { ...d, windows: d.windows.filter((w) => w.type !== 'DOCK' && w.type !== 'DESKTOP') };
+}
+
+const outside = (w: DesktopWindow, screen: { w: number; h: number }) => w.x < 0 || w.y < 0 || w.x + w.w > screen.w || w.y + w.h > screen.h;
+
+it('a window pushed off-screen by a resize is back on-screen', async () => {
+  const b = await streamingTab(server, browser, 'Window Tester');
+  const { tab } = b;
+
+  // The windows where they are on the desktop at the tab's first size.
+  await expect.poll(() => videoSize(tab), { timeout: 20_000 }).toBe(await wanted(tab));
+  const before = userWindows(server, b.machineId).windows;
+  // A small tab: the desktop shrinks to a size that the 3D demo (placed at x 1360) and the terminal (about 900 px
+  // wide) do not fit in where they are.
+  await tab.setViewportSize({ width: 760, height: 560 });
+  const small = await wanted(tab);
+  const [w, h] = small.split('x').map(Number) as [number, number];
+  expect(before.map((x) => x.title)).toEqual(expect.arrayContaining([b.machineName, 'glxgears']));
+  expect(before.filter((x) => outside(x, { w, h })).map((x) => x.title)).toEqual(expect.arrayContaining([b.machineName, 'glxgears']));
+  // One of them is bigger than the small desktop: it has to be made smaller, not only moved.
+  expect(before.some((x) => x.w > w || x.h > h)).toBe(true);
+
+  await expect.poll(() => videoSize(tab), { timeout: 20_000 }).toBe(small);
+  // Every window is wholly on the small desktop: moved, and made smaller where it was bigger than the screen.
+  let seen = userWindows(server, b.machineId);
+  await expect
+    .poll(() => {
+      seen = userWindows(server, b.machineId);
+      return { screen: `${seen.screen.w}x${seen.screen.h}`, outside: seen.windows.filter((x) => outside(x, seen.screen)).map((x) => `${x.title} ${x.w}x${x.h}+${x.x}+${x.y}`) };
+    }, { timeout: 20_000 })
+    .toEqual({ screen: small, outside: [] });
+  expect(seen.windows.map((x) => x.title)).toEqual(expect.arrayContaining([b.machineName, 'glxgears']));
+  await snap(tab, 'stream-resize-windows-on-screen');
   await b.context.close();
 }, 240_000);

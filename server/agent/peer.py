@@ -289,7 +289,8 @@ class Peer:
             return False
         size = fit(w, h, *screen.max)
         if screen.resize(*size):
-            self.agent.log_fn('desktop resized to %dx%d' % size)
+            moved = screen.windows_moved
+            self.agent.log_fn('desktop resized to %dx%d' % size + (', %d window(s) brought back on-screen' % moved if moved else ''))
         return False
 
     # --- clipboard -------------------------------------------------------------------------------------------

@@ -9,6 +9,8 @@ import ctypes
 import ctypes.util
 import threading
 
+import xwindows
+
 _x11 = ctypes.CDLL(ctypes.util.find_library('X11') or 'libX11.so.6')
 _xrr = ctypes.CDLL(ctypes.util.find_library('Xrandr') or 'libXrandr.so.2')
 
@@ -78,6 +80,7 @@ class XScreen:
         _xrr.XRRGetScreenSizeRange(self.dpy, self.root, *(ctypes.byref(v) for v in (lo_w, lo_h, hi_w, hi_h)))
         self.max = (hi_w.value, hi_h.value)
         self.made = {}  # (w, h) -> mode id this connection created
+        self.windows_moved = 0  # how many windows the last resize brought back on-screen
 
     def size(self):
         """The root window's size as the X server has it now."""
@@ -125,6 +128,8 @@ class XScreen:
                         _xrr.XRRDestroyMode(self.dpy, old)
                         del self.made[size]
                 _x11.XSync(self.dpy, 0)
+                # Openbox leaves only a tenth of a window on a screen that shrank: each is brought wholly back.
+                self.windows_moved = xwindows.fit_all(self.dpy, self.root, w, h)
                 return True
             finally:
                 _xrr.XRRFreeScreenResources(res)
