@@ -9,6 +9,8 @@ import { FILES_SCRIPT } from './files-script';
 const MAX_TRANSFERS_PER_MACHINE = 4;
 /** The stdout of a list or an upload answer is one JSON line; more is not ours. */
 const MAX_ANSWER_BYTES = 1 << 20;
+/** After the program exited, how long its stdout may stay silent (while not held back by its reader) before it is closed. */
+const STDOUT_IDLE_MS = 30_000;
 
 interface Run {
   /** The program's stdout (with backpressure: the websocket pauses while the reader lags). */
@@ -98,11 +100,29 @@ async function run(lxd: LxdClient, instance: string, args: string[], input?: Rea
   });
   fed.catch(() => kill());
 
+  /**
+   * The program may exit while the last of its output still waits in LXD and in this socket (a download whose
+   * reader is slower than the disk): stdout ends when LXD ends it. Only one that stays silent while nobody holds it
+   * back is closed, so a lost end never keeps a socket open.
+   */
+  let lastData = Date.now();
+  stdoutWs.on('message', () => (lastData = Date.now()));
+  const closeStdoutWhenIdle = () => {
+    const check = setInterval(() => {
+      if (stdoutWs.readyState >= 2) return clearInterval(check);
+      if (!stdoutWs.isPaused && Date.now() - lastData > STDOUT_IDLE_MS) {
+        clearInterval(check);
+        stdoutWs.close();
+      }
+    }, 1000);
+    check.unref();
+  };
   const exit = (async () => {
     for (;;) {
       const done = await lxd.get<{ status_code: number; metadata: { return?: number } | null }>(`/1.0/operations/${op.id}/wait?timeout=60`);
       if (done.status_code >= 200) {
-        setTimeout(() => sockets.forEach((ws) => ws.close()), 100).unref();
+        setTimeout(() => sockets.forEach((ws) => ws !== stdoutWs && ws.close()), 100).unref();
+        closeStdoutWhenIdle();
         return done.metadata?.return ?? -1;
       }
     }
