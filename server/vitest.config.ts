@@ -30,7 +30,7 @@ export default defineConfig({
     // One file at a time: the local provider's sandboxes of two test files (two data dirs) end each other's desktops
     // as orphans, which the lxd provider's per-deployment projects do not; two at a time waits for that provider to go.
     maxWorkers: 1,
-    testTimeout: 60_000,
+    testTimeout: 180_000, // a test that starts its own server waits minutes for it on a busy host (CI beside LXD desktops)
     hookTimeout: 180_000, // a server on PGlite starts in seconds, but in minutes on a host loaded many times over
   },
 });
