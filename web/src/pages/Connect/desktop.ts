@@ -35,8 +35,10 @@ export interface DesktopState {
   quality: Quality;
 }
 
-/** No video frame this long after the socket opened: WebRTC cannot get through here, VNC takes over. */
+/** No media path this long after the agent's offer: WebRTC cannot get through here, VNC takes over. */
 export const MEDIA_TIMEOUT_MS = 5_000;
+/** A media path that works (ICE answered) may take this long after the offer for its first frame and input channel. */
+export const CONNECTED_TIMEOUT_MS = 20_000;
 /** How long the gateway and the machine's agent may take to send their offer (the agent may still be starting). */
 export const OFFER_TIMEOUT_MS = 10_000;
 
@@ -275,10 +277,17 @@ export class DesktopConnection {
     rtc.setMuted(this.state.muted);
     this.rtc = rtc;
     this.ws = ws;
-    // No media within MEDIA_TIMEOUT_MS of the agent's offer (UDP blocked), or no offer at all: VNC instead.
-    const fallBackIn = (ms: number) => {
+    // No media path within MEDIA_TIMEOUT_MS of the agent's offer (UDP blocked), or no offer at all: VNC instead. A
+    // path that works but has shown no picture yet (a busy desktop) gets until CONNECTED_TIMEOUT_MS.
+    const fallBackIn = (ms: number, path?: 'check') => {
       const t = setTimeout(() => {
-        if (gen === this.gen && !gotFrame) this.fallBack();
+        if (gen !== this.gen || gotFrame) return;
+        if (path !== 'check') return this.fallBack();
+        void rtc.pathUp().then((up) => {
+          if (gen !== this.gen || gotFrame) return;
+          if (up) fallBackIn(CONNECTED_TIMEOUT_MS - MEDIA_TIMEOUT_MS);
+          else this.fallBack();
+        });
       }, ms);
       this.timers.push(t);
       return t;
@@ -293,7 +302,7 @@ export class DesktopConnection {
       if (msg.type === 'offer' && !offered) {
         offered = true;
         clearTimeout(noOffer);
-        fallBackIn(MEDIA_TIMEOUT_MS);
+        fallBackIn(MEDIA_TIMEOUT_MS, 'check');
       }
       if (msg.type === 'rtc-config' || msg.type === 'offer' || msg.type === 'ice') return void rtc.onMessage(msg).catch(() => undefined);
       if (msg.type === 'hello') rtc.begin(this.state.quality);

@@ -197,6 +197,24 @@ export class RtcStream {
     this.signal({ type: 'answer', sdp: pc.localDescription?.sdp ?? answer.sdp ?? '' });
   }
 
+  /**
+   * Whether the media path works even though the tab is not connected yet: ICE connected, or a connectivity check
+   * answered, or a frame decoded (a busy desktop or browser can take seconds more for the first frame or the data
+   * channel; blocked UDP never gets this far).
+   */
+  async pathUp(): Promise<boolean> {
+    const pc = this.pc;
+    if (!pc) return false;
+    if (this.firstFrame || pc.connectionState === 'connected' || ['connected', 'completed'].includes(pc.iceConnectionState)) return true;
+    if (pc.iceConnectionState === 'failed' || pc.connectionState === 'failed') return false;
+    const report = await pc.getStats().catch(() => null);
+    let answered = false;
+    report?.forEach((s: Record<string, unknown>) => {
+      if (s.type === 'candidate-pair' && Number(s.responsesReceived ?? 0) > 0) answered = true;
+    });
+    return answered;
+  }
+
   private watchFrames(): void {
     const v = this.video as HTMLVideoElement & { requestVideoFrameCallback?: (cb: () => void) => number };
     const seen = () => {
