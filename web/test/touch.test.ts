@@ -87,6 +87,13 @@ describe('touch gestures on the WebRTC desktop', () => {
     expect(g.end([f(3, 10, 10)], [], 1050)).toHaveLength(3);
   });
 
+  it('two fingers that land in the same instant scroll too', () => {
+    const g = new TouchGestures();
+    g.start([f(1, 100, 300), f(2, 200, 300)], 0);
+    expect(g.move([f(1, 100, 300 + SCROLL_STEP_PX + 1), f(2, 200, 300 + SCROLL_STEP_PX + 1)], 30)).toEqual([{ t: 'w', dy: -1, dx: 0 }]);
+    expect(g.end([f(1, 100, 325), f(2, 200, 325)], [], 60)).toEqual([]);
+  });
+
   it('a tap of two fingers is a right click at their midpoint', () => {
     const g = new TouchGestures();
     g.start([f(1, 100, 100)], 0);

@@ -30,6 +30,8 @@ export interface ToolbarProps {
   onQuality(q: Quality): void;
   /** Controls of the student's class (Raise hand), first in the row. */
   extra?: ReactNode;
+  /** On touch screens: opens the on-screen keyboard for the desktop (kept in the row, never under More). */
+  onShowKeyboard?: () => void;
 }
 
 const QUALITY_LABELS: [Quality, string][] = [
@@ -99,6 +101,11 @@ export function Toolbar(p: ToolbarProps) {
           </span>
         ) : null}
       </div>
+      {p.onShowKeyboard ? (
+        <button type="button" className={`${styles.tool} ${styles.keyboard}`} onClick={p.onShowKeyboard} disabled={!connected} title="Type on the desktop with this device's keyboard">
+          Keyboard
+        </button>
+      ) : null}
       <button type="button" className={`${styles.tool} ${styles.more}`} aria-expanded={moreOpen} aria-controls={actionsId} onClick={() => setMoreOpen((o) => !o)}>
         More
       </button>

@@ -56,7 +56,7 @@ export class TouchGestures {
     if (touches.length === 1 && s.kind === 'idle') {
       const t = touches[0]!;
       this.state = { kind: 'pending', id: t.id, x: t.x, y: t.y, at: now };
-    } else if (touches.length === 2 && s.kind === 'pending') {
+    } else if (touches.length === 2 && (s.kind === 'pending' || s.kind === 'idle')) {
       const m = mid(touches);
       this.state = { kind: 'two', x: m.x, y: m.y, startX: m.x, startY: m.y, moved: false };
     } else if (s.kind === 'two' || s.kind === 'pending') {
