@@ -148,5 +148,29 @@ it('on a phone: a tap clicks, a drag holds the button, two fingers scroll, a lon
   await tab.getByRole('button', { name: 'Exit full screen' }).tap();
   await expect.poll(() => tab.evaluate(() => document.fullscreenElement)).toBe(null);
   expect(await shown(tab)).toBe(true);
+
+  // Under VNC, noVNC's own gestures: a tap clicks into the terminal; the Keyboard button opens input there too.
+  await tab.getByRole('button', { name: 'More' }).tap();
+  await tab.getByTestId('switch-transport').tap();
+  await expect.poll(() => tab.getByTestId('transport').innerText()).toBe('VNC');
+  await tab.locator('main[data-phase="connected"]').waitFor({ timeout: 60_000 });
+  const canvas = tab.locator('[data-testid="desktop"] canvas');
+  const box = (await canvas.boundingBox())!;
+  // The terminal's place (300, 200) on the desktop, whatever its size (the canvas is the desktop, scaled to fit).
+  const scale = box.width / (await canvas.evaluate((c) => (c as HTMLCanvasElement).width));
+  await tab.touchscreen.tap(box.x + 300 * scale, box.y + 200 * scale);
+  await keyboard.tap();
+  expect(await tab.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.testid)).toBe('desktop-keys');
+  for (let attempt = 1; ; attempt++) {
+    await tab.keyboard.insertText('echo typed-under-vnc > vnc.txt');
+    await tab.keyboard.press('Enter');
+    try {
+      await expect.poll(() => readHome(server, b.machineId, 'vnc.txt'), { timeout: 10_000 }).toBe('typed-under-vnc\n');
+      break;
+    } catch (err) {
+      if (attempt === 3) throw err;
+    }
+  }
+  await snap(tab, 'connect-touch-vnc-keyboard');
   await b.context.close();
 }, 300_000);

@@ -99,6 +99,7 @@ function Desktop({ payload }: { payload: ConnectPayload }) {
           rttMs={state?.rttMs ?? null}
           bitsPerSecond={state?.bitsPerSecond ?? 0}
           fullScreen={full.fullScreen}
+          away={!full.toolbarShown}
           clipboardOpen={clipboardOpen && connected}
           onToggleClipboard={() => setClipboardOpen((o) => !o)}
           filesOpen={filesOpen && connected}
