@@ -57,6 +57,11 @@ it('on a phone: a tap clicks, a drag holds the button, two fingers scroll, a lon
   // The desktop took the phone's shape (640 wide at least) before anything is touched.
   await expect.poll(() => videoSize(tab), { timeout: 20_000 }).toMatch(/^640x\d+$/);
   await snap(tab, 'connect-touch-360');
+  // One row with the Keyboard button beside More: the name gives way, the hours and the buttons stay whole.
+  for (const l of [tab.getByTestId('hours-left'), tab.getByRole('button', { name: 'Keyboard' }), tab.getByRole('button', { name: 'More' })]) {
+    const box = (await l.boundingBox())!;
+    expect(box.x >= 0 && box.x + box.width <= 360 && box.y + box.height <= 60, await l.innerText()).toBe(true);
+  }
 
   // A tap on the terminal (a click: it has the keyboard), then the Keyboard button: the hidden text field takes the
   // focus, as a phone needs to open its keyboard; what the on-screen keyboard sends (text, Enter) reaches xterm.
@@ -137,6 +142,8 @@ it('on a phone: a tap clicks, a drag holds the button, two fingers scroll, a lon
   // A tap at the top edge brings it back, a touch on the desktop sends it away.
   await tab.touchscreen.tap(60, 2);
   await expect.poll(() => shown(tab)).toBe(true);
+  await expect.poll(async () => (await tab.locator('header').boundingBox())?.y).toBe(0); // slid all the way in
+  expect(await tab.getByRole('status').filter({ hasText: 'to exit full screen' }).count()).toBe(0);
   await snap(tab, 'connect-touch-fullscreen-toolbar');
   const desk = await onScreen(tab, 320, 500);
   await tab.touchscreen.tap(desk.x, desk.y);

@@ -108,6 +108,7 @@ export function useFullScreen(root: RefObject<HTMLElement | null>, toolbar: RefO
   const showToolbar = useCallback(() => {
     cancelHide();
     setToolbarShown(true);
+    setHint(false); // the note would sit under the toolbar; whoever called it knows the way
   }, [cancelHide]);
 
   return { fullScreen, toolbarShown, keyboardLocked, hint, toggle, showToolbar };
