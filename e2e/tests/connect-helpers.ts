@@ -1,4 +1,4 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import { uniqueEmail } from '../harness';
 import { seedUser } from './auth-helpers';
 import { payOnCheckout, PAYING_CARD } from './buy-helpers';
@@ -36,12 +36,13 @@ async function poll<T>(fn: () => Promise<T | undefined | null | false>, what: st
 
 /**
  * A signed-up user with 10 paid hours on an offline UK machine: signed in in a new browser context, pays on the
- * built-in hosted checkout page with the test card, and waits until the balance shows the machine.
+ * built-in hosted checkout page with the test card, and waits until the balance shows the machine. `contextOptions`
+ * change the browser context (a phone's window and touch screen).
  */
-export async function buyer(browser: Browser, base: string, name = 'Ada Lovelace', transport: 'vnc' | 'webrtc' = 'vnc'): Promise<Buyer> {
+export async function buyer(browser: Browser, base: string, name = 'Ada Lovelace', transport: 'vnc' | 'webrtc' = 'vnc', contextOptions: BrowserContextOptions = {}): Promise<Buyer> {
   const account = { name, email: uniqueEmail('connect'), password: 'analytical42' };
   await seedUser(base, account);
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...contextOptions });
   await preferTransport(context, transport);
   // Signs the browser in (the refresh cookie lands in the context) and keeps the id token for API calls.
   const login = await context.request.post(`${base}/v1/auth/login`, { data: { email: account.email, password: account.password } });

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import { snap, type RunningServer } from '../harness';
 import { api, buyer, connectHref, waitOnline, type Buyer } from './connect-helpers';
 import { machineLog as logOf, readHome as homeFile, windowTitles } from '../desktops';
@@ -7,8 +7,8 @@ import { machineLog as logOf, readHome as homeFile, windowTitles } from '../desk
 /** Shared steps of the WebRTC browser tests (stream-*.test.ts). */
 
 /** A buyer whose machine is online, with its connect tab open and showing the desktop over WebRTC. */
-export async function streamingTab(server: RunningServer, browser: Browser, name: string): Promise<Buyer & { tab: Page }> {
-  const b = await buyer(browser, server.base, name, 'webrtc');
+export async function streamingTab(server: RunningServer, browser: Browser, name: string, contextOptions: BrowserContextOptions = {}): Promise<Buyer & { tab: Page }> {
+  const b = await buyer(browser, server.base, name, 'webrtc', contextOptions);
   await api(server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId });
   await waitOnline(server.base, b.token, b.machineId);
   const tab = await b.context.newPage();

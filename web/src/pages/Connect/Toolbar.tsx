@@ -30,6 +30,10 @@ export interface ToolbarProps {
   onQuality(q: Quality): void;
   /** Controls of the student's class (Raise hand), first in the row. */
   extra?: ReactNode;
+  /** In full screen, the toolbar slid away: More's panel closes with it. */
+  away?: boolean;
+  /** On touch screens: opens the on-screen keyboard for the desktop (kept in the row, never under More). */
+  onShowKeyboard?: () => void;
 }
 
 const QUALITY_LABELS: [Quality, string][] = [
@@ -68,6 +72,13 @@ export function Toolbar(p: ToolbarProps) {
   const connected = p.phase.kind === 'connected';
   const quality = qualityOf(p.rttMs);
   const [moreOpen, setMoreOpen] = useState(false);
+  // Going in or out of full screen, or the toolbar sliding away, closes More's panel: it would cover the desktop.
+  const layout = `${p.fullScreen}/${p.away ?? false}`;
+  const [lastLayout, setLastLayout] = useState(layout);
+  if (layout !== lastLayout) {
+    setLastLayout(layout);
+    setMoreOpen(false);
+  }
   const bar = useRef<HTMLElement>(null);
   const actionsId = useId();
   // The panel closes on Escape and on a click anywhere outside the toolbar (document listeners: house rule 8).
@@ -99,6 +110,15 @@ export function Toolbar(p: ToolbarProps) {
           </span>
         ) : null}
       </div>
+      {p.onShowKeyboard ? (
+        <button type="button" className={`${styles.tool} ${styles.keyboard}`} onClick={p.onShowKeyboard} disabled={!connected} title="Type on the desktop with this device's keyboard">
+          <svg viewBox="0 0 24 24" width="20" height="20" aria-hidden="true" focusable="false">
+            <rect x="2.5" y="6" width="19" height="12" rx="2" fill="none" stroke="currentColor" strokeWidth="1.6" />
+            <path d="M6 9.5h1.5M9.5 9.5H11M13 9.5h1.5M16.5 9.5H18M6 12.5h1.5M9.5 12.5H11M13 12.5h1.5M16.5 12.5H18M8 15h8" stroke="currentColor" strokeWidth="1.6" strokeLinecap="round" />
+          </svg>
+          <span className={styles.keyboardLabel}>Keyboard</span>
+        </button>
+      ) : null}
       <button type="button" className={`${styles.tool} ${styles.more}`} aria-expanded={moreOpen} aria-controls={actionsId} onClick={() => setMoreOpen((o) => !o)}>
         More
       </button>

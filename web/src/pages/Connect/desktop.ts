@@ -3,6 +3,7 @@ import { GATEWAY_CLOSE, type GatewayServerMessage } from '@hyperdesk/contract';
 import { ApiError } from '../../api/http';
 import { activeMessage, gatewayUrl, parseGatewayMessage, pingMessage, requestTicket } from '../../api/connect';
 import { RtcStream, type Quality, type StreamStats } from './webrtc';
+import { vncKeyboardField } from './vnckeys';
 
 export type Transport = 'webrtc' | 'vnc';
 
@@ -95,6 +96,8 @@ export class DesktopConnection {
   private rfb: RFB | null = null;
   private ws: WebSocket | null = null;
   private rtc: RtcStream | null = null;
+  /** The VNC view's text field for a phone's on-screen keyboard (made when first asked for). */
+  private vncKeys: { focus(): void; remove(): void } | null = null;
   private timers: ReturnType<typeof setInterval>[] = [];
   private retry: ReturnType<typeof setTimeout> | null = null;
   private bytes = 0;
@@ -175,6 +178,18 @@ export class DesktopConnection {
     this.rfb?.focus();
   }
 
+  /**
+   * Opens a phone's or tablet's on-screen keyboard: the desktop's text field takes the focus (again: a keyboard the
+   * user closed opens only on a new focus). Call it from the user's tap, or the browser shows no keyboard.
+   */
+  showKeyboard(): void {
+    const active = document.activeElement;
+    if (active instanceof HTMLElement && this.target.contains(active)) active.blur();
+    if (this.rfb && !this.vncKeys) this.vncKeys = vncKeyboardField(this.target, this.rfb);
+    this.rtc?.focus();
+    this.vncKeys?.focus();
+  }
+
   destroy(): void {
     this.gen++;
     this.userClosed = true;
@@ -194,6 +209,8 @@ export class DesktopConnection {
     if (this.rtc) this.ws?.close(1000);
     this.rtc?.close();
     this.rtc = null;
+    this.vncKeys?.remove();
+    this.vncKeys = null;
     const rfb = this.rfb;
     this.rfb = null;
     this.ws = null;

@@ -12,6 +12,7 @@ import { IdleDialog } from './IdleDialog';
 import { DropOverlay, FilesPanel } from './FilesPanel';
 import { useFileDrop, useTransfers } from './transfers';
 import { RaiseHandButton, TakeoverNotice } from './ClassHelp';
+import { useFullScreen } from './fullscreen';
 import styles from './Connect.module.css';
 
 const HOURS_REFRESH_MS = 60_000;
@@ -44,7 +45,9 @@ function Desktop({ payload }: { payload: ConnectPayload }) {
   const [state, setState] = useState<DesktopState | null>(null);
   const [clipboardOpen, setClipboardOpen] = useState(false);
   const [filesOpen, setFilesOpen] = useState(false);
-  const [fullScreen, setFullScreen] = useState(false);
+  const toolbar = useRef<HTMLDivElement>(null);
+  // A phone or tablet gets the Keyboard button (its on-screen keyboard opens only for a text field's focus).
+  const [touchScreen] = useState(() => navigator.maxTouchPoints > 0);
   const [statsOpen, setStatsOpen] = useState(false);
   const balance = useQuery({ ...balanceQuery(), refetchInterval: HOURS_REFRESH_MS });
   const entry = balance.data?.find((e) => e.packId === payload.packId);
@@ -77,51 +80,63 @@ function Desktop({ payload }: { payload: ConnectPayload }) {
     else if (phase.kind === 'connecting' || phase.kind === 'reconnecting') document.title = 'Connecting…';
   }, [connected, phase.kind, payload.machineName]);
 
-  useEffect(() => {
-    const onChange = () => setFullScreen(document.fullscreenElement === root.current);
-    document.addEventListener('fullscreenchange', onChange);
-    return () => document.removeEventListener('fullscreenchange', onChange);
-  }, []);
-
   // The machine's state changes what the balance says (hours, stop reason, start time): refresh on every turn.
   const refetchBalance = balance.refetch;
   useEffect(() => {
     void refetchBalance();
   }, [phase.kind, refetchBalance]);
 
-  const toggleFullScreen = useCallback(() => {
-    if (document.fullscreenElement) void document.exitFullscreen().catch(() => undefined);
-    else void root.current?.requestFullscreen().catch(() => undefined);
-    conn.current?.focus();
-  }, []);
+  const focusDesktop = useCallback(() => conn.current?.focus(), []);
+  const full = useFullScreen(root, toolbar, focusDesktop);
 
   return (
-    <main ref={root} className={styles.page} data-phase={phase.kind}>
-      <Toolbar
-        machineName={payload.machineName}
-        phase={phase}
-        hoursLeft={hoursLeft}
-        rttMs={state?.rttMs ?? null}
-        bitsPerSecond={state?.bitsPerSecond ?? 0}
-        fullScreen={fullScreen}
-        clipboardOpen={clipboardOpen && connected}
-        onToggleClipboard={() => setClipboardOpen((o) => !o)}
-        filesOpen={filesOpen && connected}
-        onToggleFiles={() => setFilesOpen((o) => !o)}
-        onToggleFullScreen={toggleFullScreen}
-        onDisconnect={() => conn.current?.disconnect()}
-        transport={state?.transport ?? 'webrtc'}
-        onSwitchTransport={() => conn.current?.useTransport(state?.transport === 'vnc' ? 'webrtc' : 'vnc')}
-        onLockPointer={() => conn.current?.lockPointer()}
-        hasAudio={state?.hasAudio ?? false}
-        muted={state?.muted ?? true}
-        onToggleMute={() => conn.current?.setMuted(!(state?.muted ?? true))}
-        statsOpen={statsOpen}
-        onToggleStats={() => setStatsOpen((o) => !o)}
-        quality={state?.quality ?? 'auto'}
-        onQuality={(q) => conn.current?.setQuality(q)}
-        extra={payload.role === 'STUDENT' ? <RaiseHandButton packId={payload.packId} /> : null}
-      />
+    <main ref={root} className={styles.page} data-phase={phase.kind} data-fullscreen={full.fullScreen}>
+      <div ref={toolbar} className={styles.toolbarBox} data-shown={full.toolbarShown} inert={!full.toolbarShown}>
+        <Toolbar
+          machineName={payload.machineName}
+          phase={phase}
+          hoursLeft={hoursLeft}
+          rttMs={state?.rttMs ?? null}
+          bitsPerSecond={state?.bitsPerSecond ?? 0}
+          fullScreen={full.fullScreen}
+          away={!full.toolbarShown}
+          clipboardOpen={clipboardOpen && connected}
+          onToggleClipboard={() => setClipboardOpen((o) => !o)}
+          filesOpen={filesOpen && connected}
+          onToggleFiles={() => setFilesOpen((o) => !o)}
+          onToggleFullScreen={full.toggle}
+          onDisconnect={() => conn.current?.disconnect()}
+          transport={state?.transport ?? 'webrtc'}
+          onSwitchTransport={() => conn.current?.useTransport(state?.transport === 'vnc' ? 'webrtc' : 'vnc')}
+          onLockPointer={() => conn.current?.lockPointer()}
+          hasAudio={state?.hasAudio ?? false}
+          muted={state?.muted ?? true}
+          onToggleMute={() => conn.current?.setMuted(!(state?.muted ?? true))}
+          statsOpen={statsOpen}
+          onToggleStats={() => setStatsOpen((o) => !o)}
+          quality={state?.quality ?? 'auto'}
+          onQuality={(q) => conn.current?.setQuality(q)}
+          extra={payload.role === 'STUDENT' ? <RaiseHandButton packId={payload.packId} /> : null}
+          onShowKeyboard={touchScreen ? () => conn.current?.showKeyboard() : undefined}
+        />
+      </div>
+      {full.fullScreen && !full.toolbarShown ? (
+        // The top edge calls the toolbar back: the mouse reaching it, or a tap there (on the click, so the tap's
+        // own click cannot land on a toolbar button that appears under the finger).
+        <div
+          className={styles.reveal}
+          data-testid="toolbar-reveal"
+          aria-hidden="true"
+          onPointerEnter={(e) => e.pointerType === 'mouse' && full.showToolbar()}
+          onClick={full.showToolbar}
+        />
+      ) : null}
+      {full.hint ? (
+        <div className={styles.fullScreenHint} role="status">
+          <strong>{full.keyboardLocked ? 'Hold Esc to exit full screen' : 'Press Esc to exit full screen'}</strong>
+          <span>{touchScreen ? 'Tap the top edge for the toolbar' : 'Move the pointer to the top edge for the toolbar'}</span>
+        </div>
+      ) : null}
       <div className={styles.stage}>
         <div ref={screen} className={styles.screen} data-testid="desktop" aria-label={`Desktop of ${payload.machineName}`} />
         {payload.role === 'STUDENT' ? <TakeoverNotice packId={payload.packId} /> : null}

@@ -21,5 +21,7 @@ declare module '@novnc/novnc' {
     blur(): void;
     clipboardPasteFrom(text: string): void;
     sendCtrlAltDel(): void;
+    /** Without `down`: a press and a release. */
+    sendKey(keysym: number, code: string | null, down?: boolean): void;
   }
 }

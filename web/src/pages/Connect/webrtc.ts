@@ -1,5 +1,6 @@
 import type { GatewayServerMessage, IceServer } from '@hyperdesk/contract';
 import { keysymOf } from './keysym';
+import { bindTouch } from './touch';
 
 export interface StreamStats {
   fps: number;
@@ -91,6 +92,7 @@ export class RtcStream {
     target.appendChild(k);
     this.keys = k;
     this.bindInput();
+    this.removers.push(bindTouch(v, (e) => this.point(e), (m) => this.send(m))); // taps, drags, two-finger scroll (touch.ts)
     this.watchSize();
   }
 
@@ -287,7 +289,7 @@ export class RtcStream {
     this.send({ t: 'k', s: p.s, d: true });
   }
 
-  private point(e: MouseEvent): { x: number; y: number } | null {
+  private point(e: { clientX: number; clientY: number }): { x: number; y: number } | null {
     const v = this.video;
     if (!v.videoWidth) return null;
     const r = v.getBoundingClientRect();

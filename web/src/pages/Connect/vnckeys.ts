@@ -1,0 +1,57 @@
+import type RFB from '@novnc/novnc';
+import { keysymOf } from './keysym';
+
+/**
+ * A text field for the VNC view's on-screen keyboard: noVNC listens for keys on its canvas, which a phone does not
+ * open its keyboard for. The field (invisible, like the WebRTC view's) takes the focus from the toolbar's Keyboard
+ * button; its keys and its text (on-screen keyboards mostly send text, not keys) go to the desktop through noVNC.
+ */
+export function vncKeyboardField(target: HTMLElement, rfb: RFB): { focus(): void; remove(): void } {
+  const k = document.createElement('textarea');
+  k.dataset.testid = 'desktop-keys';
+  k.setAttribute('aria-label', 'Keyboard input for the desktop');
+  k.autocomplete = 'off';
+  k.spellcheck = false;
+  k.setAttribute('autocapitalize', 'off');
+  k.setAttribute('autocorrect', 'off');
+  k.style.cssText = 'position:absolute;left:0;top:0;width:1px;height:1px;opacity:0;pointer-events:none;resize:none;border:0;padding:0;overflow:hidden';
+  target.appendChild(k);
+  const held = new Map<string, number>();
+  k.addEventListener('keydown', (e) => {
+    const s = keysymOf(e);
+    if (s === null || e.isComposing) return;
+    e.preventDefault();
+    held.set(e.code, s);
+    rfb.sendKey(s, e.code, true);
+  });
+  k.addEventListener('keyup', (e) => {
+    const s = held.get(e.code) ?? keysymOf(e);
+    held.delete(e.code);
+    if (s === null) return;
+    e.preventDefault();
+    rfb.sendKey(s, e.code, false);
+  });
+  const type = (text: string) => {
+    for (const ch of text.replace(/\r\n?/g, '\n')) {
+      const s = ch === '\n' ? 0xff0d : keysymOf({ key: ch, code: '' });
+      if (s !== null) rfb.sendKey(s, null);
+    }
+  };
+  k.addEventListener('input', (e) => {
+    const ie = e as InputEvent;
+    if (ie.inputType === 'insertCompositionText' || ie.isComposing) return;
+    if (ie.inputType === 'deleteContentBackward') rfb.sendKey(0xff08, 'Backspace');
+    else if (ie.inputType === 'insertLineBreak') rfb.sendKey(0xff0d, 'Enter');
+    else if (ie.inputType.startsWith('insert')) type(ie.data ?? ie.dataTransfer?.getData('text/plain') ?? '');
+    k.value = '';
+  });
+  k.addEventListener('compositionend', (e) => {
+    type(e.data);
+    k.value = '';
+  });
+  k.addEventListener('blur', () => {
+    for (const [code, s] of held) rfb.sendKey(s, code, false);
+    held.clear();
+  });
+  return { focus: () => k.focus({ preventScroll: true }), remove: () => k.remove() };
+}
