@@ -6,6 +6,6 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 120_000,
-    hookTimeout: 120_000,
+    hookTimeout: 300_000, // a server start waits for host-setup (and an image rebuild after the recipe changed) on a busy host
   },
 });
