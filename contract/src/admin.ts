@@ -34,6 +34,8 @@ export const AdminUser = z.object({
   createdAt: Iso,
   /** Refresh sessions not revoked and not expired. */
   activeSessions: z.number().int(),
+  /** Two-factor sign-in is on (a confirmed authenticator): an operator can reset it (a lost phone). */
+  twoFactor: z.boolean(),
 });
 export type AdminUser = z.infer<typeof AdminUser>;
 export const AdminUserPage = Page(AdminUser);
@@ -43,7 +45,8 @@ export const AdminClaim = z.enum(['instructor', 'admin']);
 export type AdminClaim = z.infer<typeof AdminClaim>;
 export const ClaimBody = z.object({ claim: AdminClaim, value: z.boolean() });
 export type ClaimBody = z.infer<typeof ClaimBody>;
-export const UserAction = z.enum(['disable', 'enable', 'revoke-sessions', 'password-reset']);
+/** `reset-2fa`: removes the user's authenticator and recovery codes and ends their sessions (audited `user.totp.reset`). */
+export const UserAction = z.enum(['disable', 'enable', 'revoke-sessions', 'password-reset', 'reset-2fa']);
 export type UserAction = z.infer<typeof UserAction>;
 export const UserActionParams = z.object({ id: Uuid, action: UserAction });
 

@@ -92,7 +92,8 @@ describe('audit log: CLI actions, filters and CSV', () => {
 
   it('filters by actor, action prefix and target, alone and together', async () => {
     const actions = (items: { action: string }[]) => items.map((e) => e.action);
-    expect(actions(await audit(`actor=${encodeURIComponent(admin.email)}`))).toEqual(['hours.adjust', 'user.claim.instructor.grant']);
+    // The operator's own enrolment (createUser enrols admins) is theirs too.
+    expect(actions(await audit(`actor=${encodeURIComponent(admin.email)}`))).toEqual(['hours.adjust', 'user.claim.instructor.grant', 'user.totp.enable']);
     expect(actions(await audit('actor=cli'))).toEqual(['user.create-admin', 'hours.adjust', 'user.claim.instructor.revoke', 'user.claim.instructor.grant']);
     expect(actions(await audit('actor=cli:root'))).toEqual(['user.create-admin', 'user.claim.instructor.revoke']);
     expect(actions(await audit('action=user.claim'))).toEqual(['user.claim.instructor.revoke', 'user.claim.instructor.grant', 'user.claim.instructor.grant']);

@@ -210,6 +210,117 @@ describe('two-factor sign-in', () => {
     expect(audit.body.items.some((e: { targetId: string }) => e.targetId === user.row.id)).toBe(false);
   });
 
+  it("audits every user's two-factor changes with who, when and where: on, a recovery code spent, off", async () => {
+    const op = await createUser(s, { admin: true });
+    const u = await createUser(s); // not an operator: their changes are audited too
+    const [ipA, ipB, ipC] = [randomIp(), randomIp(), randomIp()];
+    const from = (ip: string, ua: string) => ({ ...fromIp(ip), 'user-agent': ua });
+    const setup = await s.call('POST', '/v1/user/totp/setup', { token: u.token, headers: from(ipA, 'Firefox/140') });
+    const wrongConfirm = await s.call('POST', '/v1/user/totp/confirm', { token: u.token, body: { code: code(setup.body.secret) === '123456' ? '654321' : '123456' }, headers: from(ipA, 'Firefox/140') });
+    expect(wrongConfirm.status).toBe(400);
+    const enabledAt = clock.now();
+    const on = await s.call('POST', '/v1/user/totp/confirm', { token: u.token, body: { code: code(setup.body.secret) }, headers: from(ipA, 'Firefox/140') });
+    expect(on.status).toBe(200);
+    const { recoveryCodes } = on.body as { recoveryCodes: string[] };
+    const token = on.body.session.accessToken as string;
+
+    // A sign-in with the app's code is no recovery-code use; one with a recovery code is, from where it came.
+    clock.advance(STEP);
+    const withApp = await login(u.email, u.password, ipB, 'Safari/18');
+    expect((await mfa(withApp.body.challenge, code(setup.body.secret), ipB, 'Safari/18')).status).toBe(200);
+    clock.advance(STEP);
+    const usedAt = clock.now();
+    const withCode = await login(u.email, u.password, ipB, 'Safari/18');
+    expect((await mfa(withCode.body.challenge, recoveryCodes[0]!, ipB, 'Safari/18')).status).toBe(200);
+
+    // Turning it off: a wrong code writes nothing; a recovery code writes its use and the disable.
+    clock.advance(STEP);
+    const offAt = clock.now();
+    const off = (c: string) => s.call('POST', '/v1/user/totp/disable', { token, body: { password: u.password, code: c }, headers: from(ipC, 'Edge/130') });
+    expect((await off('000000' === code(setup.body.secret) ? '111111' : '000000')).status).toBe(400);
+    expect((await off(recoveryCodes[1]!)).status).toBe(200);
+
+    const audit = async (qs: string) => {
+      const res = await s.call('GET', `/v1/admin/audit?limit=100&${qs}`, { token: op.token });
+      expect(res.status).toBe(200);
+      return res.body.items as { at: string; actor: unknown; action: string; targetId: string; before: unknown; after: unknown }[];
+    };
+    const mine = await audit(`action=user.totp&target=${encodeURIComponent(u.email)}`);
+    const actor = { kind: 'console', uid: u.row.id, email: u.email, osUser: null };
+    expect(mine.map(({ at, actor: a, action, targetId, before, after }) => ({ at, actor: a, action, targetId, before, after }))).toEqual([
+      {
+        at: offAt.toISOString(), actor, action: 'user.totp.disable', targetId: u.row.id,
+        before: { email: u.email, totp: true, recoveryCodesLeft: 8 },
+        after: { email: u.email, totp: false, recoveryCodesLeft: 0, factor: 'recovery', ip: ipC, userAgent: 'Edge/130' },
+      },
+      {
+        at: offAt.toISOString(), actor, action: 'user.totp.recovery-code.use', targetId: u.row.id,
+        before: { email: u.email, recoveryCodesLeft: 9 },
+        after: { email: u.email, recoveryCodesLeft: 8, during: 'disable', ip: ipC, userAgent: 'Edge/130' },
+      },
+      {
+        at: usedAt.toISOString(), actor, action: 'user.totp.recovery-code.use', targetId: u.row.id,
+        before: { email: u.email, recoveryCodesLeft: 10 },
+        after: { email: u.email, recoveryCodesLeft: 9, during: 'sign-in', method: 'pwd', ip: ipB, userAgent: 'Safari/18' },
+      },
+      {
+        at: enabledAt.toISOString(), actor, action: 'user.totp.enable', targetId: u.row.id,
+        before: { email: u.email, totp: false },
+        after: { email: u.email, totp: true, recoveryCodesLeft: 10, sessionsEnded: 1, ip: ipA, userAgent: 'Firefox/140' },
+      },
+    ]);
+    // The filters: by the user as actor (their sign-ins themselves are not operator actions), by action, by id.
+    expect((await audit(`actor=${encodeURIComponent(u.email)}`)).map((e) => e.action)).toEqual(mine.map((e) => e.action));
+    expect((await audit(`action=user.totp.recovery-code&target=${u.row.id}`)).map((e) => e.at)).toEqual([offAt.toISOString(), usedAt.toISOString()]);
+    expect(await audit(`action=user.totp.reset&target=${u.row.id}`)).toEqual([]);
+    // The CSV export has the same rows with the address and browser in `after`.
+    const csv = await (await fetch(`${s.base}/v1/admin/audit.csv?action=user.totp&target=${encodeURIComponent(u.email)}`, { headers: { idtoken: op.token } })).text();
+    const lines = csv.trim().split('\r\n').slice(1);
+    expect(lines.map((l) => l.split(',').slice(2, 5).join(','))).toEqual(mine.map((e) => `console,${u.email},${e.action}`));
+    expect(lines[0]).toContain(`""ip"":""${ipC}""`);
+    expect(lines[3]).toContain('""userAgent"":""Firefox/140""');
+  });
+
+  it("an operator resets a user's second factor in the console (Users): removed, sessions ended, audited", async () => {
+    const op = await createUser(s, { admin: true });
+    const u = await createUser(s);
+    const enrolled = await enrolTotp(s.call, u.token, clock.now());
+    const post = (uid: string, token = op.token) => s.call('POST', `/v1/admin/users/${uid}/reset-2fa`, { token, body: {} });
+    const listed = await s.call('GET', `/v1/admin/users?q=${encodeURIComponent(u.email)}`, { token: op.token });
+    expect(listed.body.items).toMatchObject([{ uid: u.row.id, twoFactor: true, activeSessions: 1 }]);
+
+    // Only an operator's console session; not one's own (that would close one's own console: Account Details).
+    expect((await post(u.row.id, enrolled.token)).body).toMatchObject({ statusCode: 403, code: 'admin/forbidden' });
+    expect((await post(op.row.id)).body).toMatchObject({ statusCode: 409, code: 'admin/self' });
+    expect((await s.call('GET', '/v1/admin/users', { token: op.token })).status).toBe(200);
+
+    clock.advance(STEP);
+    const resetAt = clock.now();
+    const done = await post(u.row.id);
+    expect(done.status).toBe(200);
+    expect(done.body).toMatchObject({ uid: u.row.id, twoFactor: false, activeSessions: 0 });
+    expect((await s.call('POST', '/v1/auth/refresh', { headers: withCookie(enrolled.cookie) })).status).toBe(401);
+    expect((await login(u.email, u.password)).body.accessToken).toEqual(expect.any(String)); // no code step any more
+    expect((await s.call('GET', '/v1/user/totp', { token: enrolled.token })).body).toMatchObject({ enabled: false, recoveryCodesLeft: 0 });
+    // Nothing left to reset: refused, no second row.
+    expect((await post(u.row.id)).body).toMatchObject({ statusCode: 409, code: 'admin/no-second-factor' });
+
+    const res = await s.call('GET', `/v1/admin/audit?action=user.totp.reset&target=${u.row.id}`, { token: op.token });
+    expect(res.body.items).toMatchObject([
+      {
+        at: resetAt.toISOString(),
+        actor: { kind: 'console', uid: op.row.id, email: op.email, osUser: null },
+        action: 'user.totp.reset',
+        targetType: 'user',
+        targetId: u.row.id,
+        before: { email: u.email, totp: true, enrolmentPending: false, recoveryCodesLeft: 10 },
+        after: { email: u.email, totp: false, recoveryCodesLeft: 0, sessionsEnded: 1 },
+      },
+    ]);
+    expect(res.body.items).toHaveLength(1);
+    expect((await s.call('GET', `/v1/admin/audit?actor=${encodeURIComponent(op.email)}&action=user.totp.reset`, { token: op.token })).body.items).toHaveLength(1);
+  });
+
   it('the first-admin helper gives a console-ready token', async () => {
     const lines = await runAdmin(['create-admin', 'helper-ops@example.com', 'Helper Ops'], s.database, { now: clock.now() });
     const generated = /^Password: (\S+)$/m.exec(lines.join('\n'))![1]!;

@@ -4,6 +4,7 @@
  *   revoke <email> instructor|admin    take it away again
  *   list                               every user with their claims
  *   create-admin <email> <name>        create an admin account with a generated password (or make a user admin)
+ *   reset-2fa <email>                  remove a user's authenticator and recovery codes, end their sessions (a lost phone)
  *   verify-ledger                      recompute every lot's remainder from the ledger rows and list mismatches
  *   adjust-hours <email|machine-id> <±minutes> <reason>   an `adjustment` ledger entry on that machine
  *   mail [list] [--state …] [--limit N] [<search>]   outgoing mail: recipient, kind, state and reason, times, links

@@ -9,6 +9,7 @@ import { machines, users } from '../db/schema/index';
 import { adjust, verifyLedger } from '../modules/ledger/service';
 import { CLAIMS, findUserByEmail, insertUser, isValidEmail, listUsers, normalizeEmail, setClaim, type Claim } from '../modules/identity/users';
 import { recordAudit, type CliActor } from '../modules/admin/audit';
+import { auditSecondFactorReset, resetSecondFactor } from '../modules/identity/two-factor';
 import type { ResendDeps } from '../modules/admin/mail';
 import { invokingOsUser } from './os-user';
 import { CliError } from './errors';
@@ -21,6 +22,7 @@ export const USAGE = `Usage: npm run admin -- <command>
   revoke <email> instructor|admin
   list
   create-admin <email> <name>
+  reset-2fa <email>
   verify-ledger
   adjust-hours <email|machine-id> <+minutes|-minutes> "<reason>"
   mail [list] [--state queued|sent|failed|outbox] [--limit N] [<address, kind or id>]
@@ -32,6 +34,7 @@ export type Command =
   | { cmd: 'grant' | 'revoke'; email: string; claim: Claim }
   | { cmd: 'list' }
   | { cmd: 'create-admin'; email: string; name: string }
+  | { cmd: 'reset-2fa'; email: string }
   | { cmd: 'verify-ledger' }
   | { cmd: 'adjust-hours'; target: string; minutes: number; reason: string }
   | MailCommand;
@@ -50,6 +53,11 @@ export function parseCommand(args: string[]): Command {
     const name = rest.slice(1).join(' ').trim();
     if (!isValidEmail(email)) throw new CliError(`${rest[0]} is not a valid e-mail address.`);
     if (name) return { cmd, email, name };
+  }
+  if (cmd === 'reset-2fa' && rest.length === 1) {
+    const email = normalizeEmail(rest[0]!);
+    if (!isValidEmail(email)) throw new CliError(`${rest[0]} is not a valid e-mail address.`);
+    return { cmd, email };
   }
   if (cmd === 'mail') {
     const mail = parseMailCommand(rest);
@@ -140,6 +148,24 @@ export async function runAdmin(args: string[], database: Database, opts: RunOpti
         return [`${row.email} already had an account; it now has the admin claim.`];
       });
     }
+    case 'reset-2fa':
+      return db.transaction(async (tx) => {
+        const user = await findUserByEmail(tx, c.email);
+        if (!user) throw new CliError(`No user with the e-mail ${c.email}.`);
+        const removed = await resetSecondFactor(tx, user.id, now);
+        if (!removed) return [`${user.email} has no second factor; nothing changed.`];
+        await auditSecondFactorReset(tx, actor, user, removed, now);
+        const what = [
+          removed.totp ? 'the authenticator' : removed.enrolmentPending ? 'an unfinished enrolment' : null,
+          `${removed.recoveryCodesLeft} unused recovery code${removed.recoveryCodesLeft === 1 ? '' : 's'}`,
+        ].filter(Boolean);
+        return [
+          `Reset two-factor sign-in of ${user.email}: removed ${what.join(' and ')}; ended ${removed.sessionsEnded} session${removed.sessionsEnded === 1 ? '' : 's'}.`,
+          user.admin
+            ? 'They sign in with their password alone; the console stays closed until they turn two-factor sign-in on again.'
+            : 'They sign in with their password alone until they turn two-factor sign-in on again.',
+        ];
+      });
     case 'adjust-hours':
       return adjustHours(db, c, actor, now);
     case 'mail-list':

@@ -1012,7 +1012,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Disable, enable, revoke sessions or send a password reset */
+        /** Disable, enable, revoke sessions, send a password reset or reset two-factor sign-in */
         post: operations["postAdminUsersByIdByAction"];
         delete?: never;
         options?: never;
@@ -3850,6 +3850,7 @@ export interface operations {
                             disabledAt: string | null;
                             createdAt: string;
                             activeSessions: number;
+                            twoFactor: boolean;
                         }[];
                         next: string | null;
                     };
@@ -3967,6 +3968,7 @@ export interface operations {
                         disabledAt: string | null;
                         createdAt: string;
                         activeSessions: number;
+                        twoFactor: boolean;
                     };
                 };
             };
@@ -4053,7 +4055,7 @@ export interface operations {
             header?: never;
             path: {
                 id: string;
-                action: "disable" | "enable" | "revoke-sessions" | "password-reset";
+                action: "disable" | "enable" | "revoke-sessions" | "password-reset" | "reset-2fa";
             };
             cookie?: never;
         };
@@ -4075,6 +4077,7 @@ export interface operations {
                         disabledAt: string | null;
                         createdAt: string;
                         activeSessions: number;
+                        twoFactor: boolean;
                     };
                 };
             };

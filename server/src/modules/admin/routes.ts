@@ -81,7 +81,7 @@ export async function adminRoutes(v1: FastifyInstance, ctx: Ctx): Promise<void> 
       r.post('/users/:id/claims', { schema: { tags, summary: 'Grant or revoke a claim', params: IdParam, body: ClaimBody, response: { 200: AdminUser, ...errors } } }, async (req) =>
         admin.setClaim(principalOf(req), req.params.id, req.body.claim, req.body.value),
       );
-      r.post('/users/:id/:action', { schema: { tags, summary: 'Disable, enable, revoke sessions or send a password reset', params: UserActionParams, response: { 200: AdminUser, ...errors } } }, async (req) =>
+      r.post('/users/:id/:action', { schema: { tags, summary: 'Disable, enable, revoke sessions, send a password reset or reset two-factor sign-in', params: UserActionParams, response: { 200: AdminUser, ...errors } } }, async (req) =>
         admin.userAction(principalOf(req), req.params.id, req.params.action),
       );
 

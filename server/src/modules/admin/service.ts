@@ -7,6 +7,7 @@ import type { Clock } from '../../lib/clock';
 import { BadRequest, Conflict, NotFound } from '../../errors';
 import type { Principal } from '../identity/tokens';
 import { revokeUserSessions } from '../identity/sessions';
+import { auditSecondFactorReset, resetSecondFactor } from '../identity/two-factor';
 import { adjust, type Ledger } from '../ledger/service';
 import type { Machines } from '../machines/service';
 import { audienceOf, type Events } from '../machines/events';
@@ -78,12 +79,23 @@ export function createAdmin(deps: AdminDeps) {
 
     async userAction(actor: Principal, uid: string, action: UserAction): Promise<AdminUser> {
       if (uid === actor.uid && action === 'disable') throw new Conflict('You cannot disable your own account.', 'admin/self');
+      if (uid === actor.uid && action === 'reset-2fa') throw new Conflict('You cannot reset your own second factor here: turn it off under Account Details.', 'admin/self');
       const now = clock.now();
       if (action === 'password-reset') {
         const before = await userOr404(db, uid);
         await deps.sendPasswordReset(before.email);
         await recordAudit(db, actor, { action: 'user.password-reset', targetType: 'user', targetId: uid, before: { email: before.email }, after: { mailed: true } }, now);
         return before;
+      }
+      if (action === 'reset-2fa') {
+        // The CLI's reset-2fa through the console: same removal, same audit row (user.totp.reset), actor the operator.
+        return db.transaction(async (tx) => {
+          const before = await userOr404(tx, uid);
+          const removed = await resetSecondFactor(tx, uid, now);
+          if (!removed) throw new Conflict(`${before.email} has no second factor; nothing changed.`, 'admin/no-second-factor');
+          await auditSecondFactorReset(tx, actor, { id: uid, email: before.email }, removed, now);
+          return userOr404(tx, uid);
+        });
       }
       let stopped: string[] = [];
       const after = await db.transaction(async (tx) => {

@@ -14,6 +14,7 @@ type Row = {
   disabled_at: unknown;
   created_at: unknown;
   active_sessions: number | string;
+  two_factor: boolean;
 };
 
 const toAdminUser = (r: Row): AdminUser => ({
@@ -26,11 +27,13 @@ const toAdminUser = (r: Row): AdminUser => ({
   disabledAt: isoOrNull(r.disabled_at),
   createdAt: iso(r.created_at),
   activeSessions: Number(r.active_sessions),
+  twoFactor: r.two_factor,
 });
 
 const select = (where: SQL, now: Date, tail: SQL = sql``) => sql`
   select u.id, u.email as k, u.email, u.display_name, u.instructor, u.admin, u.email_verified_at, u.disabled_at, u.created_at,
-    (select count(*) from sessions s where s.user_id = u.id and s.revoked_at is null and s.expires_at > ${now.toISOString()}::timestamptz) as active_sessions
+    (select count(*) from sessions s where s.user_id = u.id and s.revoked_at is null and s.expires_at > ${now.toISOString()}::timestamptz) as active_sessions,
+    exists (select 1 from user_totp t where t.user_id = u.id and t.confirmed_at is not null) as two_factor
   from users u where ${where} ${tail}`;
 
 /** Sorted by e-mail (the unique index), so a page is an index range; `q` matches e-mail or name. */

@@ -107,9 +107,10 @@ export async function revokeByCookie(q: Queryable, value: string | undefined, no
   return true;
 }
 
-/** Revokes every live session of a user, except `keep` when given. */
-export async function revokeUserSessions(q: Queryable, userId: string, now: Date, keep?: string): Promise<void> {
+/** Revokes every live session of a user, except `keep` when given; answers how many had not expired yet. */
+export async function revokeUserSessions(q: Queryable, userId: string, now: Date, keep?: string): Promise<number> {
   const where = [eq(sessions.userId, userId), isNull(sessions.revokedAt)];
   if (keep) where.push(ne(sessions.id, keep));
-  await q.update(sessions).set({ revokedAt: now }).where(and(...where));
+  const ended = await q.update(sessions).set({ revokedAt: now }).where(and(...where)).returning({ expiresAt: sessions.expiresAt });
+  return ended.filter((r) => r.expiresAt > now).length;
 }

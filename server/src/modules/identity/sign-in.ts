@@ -10,7 +10,7 @@ import { recordAudit } from '../admin/audit';
 import { ID_TOKEN_TTL_SECONDS, type Tokens } from './tokens';
 import { createSession, sha256 } from './sessions';
 import { findUserById, toPrincipal, toUser, type UserRow } from './users';
-import { hasTotp, useSecondFactor, type FactorUsed } from './two-factor';
+import { auditOwnSecondFactor, hasTotp, useSecondFactor, type FactorUsed } from './two-factor';
 
 /**
  * The one place every sign-in ends (issue 23.2): a password login, an SSO callback, or the code step after either.
@@ -104,7 +104,10 @@ export async function finishWithCode(deps: SignInDeps, challenge: string, code: 
     await db.update(signInChallenges).set({ usedAt: null }).where(eq(signInChallenges.idHash, idHash));
     throw new TooMany('Too many wrong codes. Please try again in 15 minutes.', 'rate-limited');
   }
-  const used: FactorUsed | null = await useSecondFactor(db, user.id, code, now);
+  // A recovery code spent is in the audit log for every user (who, when, from where), with the codes left.
+  const used: FactorUsed | null = await useSecondFactor(db, user.id, code, now, (tx, left) =>
+    auditOwnSecondFactor(tx, user, 'user.totp.recovery-code.use', { before: { recoveryCodesLeft: left + 1 }, after: { recoveryCodesLeft: left, during: 'sign-in', method: claimed.method } }, from, now),
+  );
   if (!used) {
     await db.update(signInChallenges).set({ usedAt: null, attempts: sql`${signInChallenges.attempts} + 1` }).where(eq(signInChallenges.idHash, idHash));
     if (user.admin) await auditSignIn(db, user, 'auth.sign-in.failed', { ...from, method: claimed.method, reason: 'wrong code' }, now);

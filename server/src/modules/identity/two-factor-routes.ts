@@ -5,11 +5,11 @@ import type { Ctx } from '../../context';
 import { principalOf } from '../../http/auth';
 import { HttpError } from '../../errors';
 import type { Principal } from '../../lib/principal';
-import { recordAudit } from '../admin/audit';
 import type { Limiter } from './ratelimit';
 import { createSession, revokeUserSessions } from './sessions';
 import { finishWithCode, sessionAnswer, signInFrom, type SignedIn } from './sign-in';
-import { createTwoFactor, useSecondFactor } from './two-factor';
+import { auditOwnSecondFactor, createTwoFactor, useSecondFactor } from './two-factor';
+import { RECOVERY_CODE_COUNT } from './totp';
 import { findUserById, type UserRow } from './users';
 import { verifyPassword } from './passwords';
 
@@ -42,10 +42,6 @@ export async function twoFactorRoutes(app: FastifyInstance, ctx: Ctx, kit: Route
     await kit.limit.totpFailuresPerUser.hit(uid);
     throw refused(400, 'totp/code-failed');
   };
-  /** An admin's second factor turned off is in the audit log (turning it on is not: every operator does, once). */
-  const audit = async (row: UserRow, action: string) => {
-    if (row.admin) await recordAudit(ctx.db, { uid: row.id, email: row.email, name: row.displayName, instructor: row.instructor, admin: true, emailVerified: !!row.emailVerifiedAt }, { action, targetType: 'user', targetId: row.id }, ctx.clock.now());
-  };
 
   r.post('/auth/mfa', { schema: { tags: ['auth'], summary: 'The code step of a sign-in: a challenge and a TOTP or recovery code', body: MfaBody, response: { 200: Session } } }, async (req, reply) => {
     await kit.take(reply, kit.limit.mfaPerIp, req.ip);
@@ -70,17 +66,18 @@ export async function twoFactorRoutes(app: FastifyInstance, ctx: Ctx, kit: Route
     const p = principalOf(req);
     await kit.refuseIfBlocked(reply, kit.limit.totpFailuresPerUser, p.uid);
     const row = await userOf(p);
-    const codes = await twoFactor.confirm(row, req.body.code);
-    if (!codes) return wrongCode(p.uid);
     const amr = [p.amr?.find((m) => m !== 'otp') ?? 'pwd', 'otp'];
     const now = ctx.clock.now();
-    const issued = await ctx.db.transaction(async (tx) => {
-      await revokeUserSessions(tx, row.id, now);
+    // On, the other sessions ended, the new session and the audit row (every user's, with where from): one commit.
+    const confirmed = await twoFactor.confirm(row, req.body.code, async (tx) => {
+      const sessionsEnded = await revokeUserSessions(tx, row.id, now);
+      await auditOwnSecondFactor(tx, row, 'user.totp.enable', { before: { totp: false }, after: { totp: true, recoveryCodesLeft: RECOVERY_CODE_COUNT, sessionsEnded } }, signInFrom(req), now);
       return createSession(tx, row.id, now, amr);
     });
-    const signedIn = await sessionAnswer(ctx.tokens, row, amr, issued.cookie);
+    if (!confirmed) return wrongCode(p.uid);
+    const signedIn = await sessionAnswer(ctx.tokens, row, amr, confirmed.then.cookie);
     kit.setSession(reply, signedIn);
-    return { recoveryCodes: codes, session: signedIn.session };
+    return { recoveryCodes: confirmed.codes, session: signedIn.session };
   });
 
   r.post('/user/totp/disable', { preHandler: app.authenticate, schema: { tags: ['user'], summary: 'Turn two-factor sign-in off (password and a code)', body: TotpDisableBody, response: { 200: Ok } } }, async (req, reply) => {
@@ -92,9 +89,15 @@ export async function twoFactorRoutes(app: FastifyInstance, ctx: Ctx, kit: Route
       await kit.limit.totpFailuresPerUser.hit(p.uid);
       throw refused(400, 'totp/password-failed');
     }
-    if (!(await useSecondFactor(ctx.db, row.id, req.body.code, ctx.clock.now()))) return wrongCode(p.uid);
-    await twoFactor.disable(row.id);
-    await audit(row, 'user.totp.disable');
+    const from = signInFrom(req);
+    const now = ctx.clock.now();
+    const factor = await useSecondFactor(ctx.db, row.id, req.body.code, now, (tx, left) =>
+      auditOwnSecondFactor(tx, row, 'user.totp.recovery-code.use', { before: { recoveryCodesLeft: left + 1 }, after: { recoveryCodesLeft: left, during: 'disable' } }, from, now),
+    );
+    if (!factor) return wrongCode(p.uid);
+    await twoFactor.disable(row.id, (tx, removed) =>
+      auditOwnSecondFactor(tx, row, 'user.totp.disable', { before: { totp: true, recoveryCodesLeft: removed }, after: { totp: false, recoveryCodesLeft: 0, factor } }, from, now),
+    );
     return { ok: true as const };
   });
 }

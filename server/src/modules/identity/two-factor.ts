@@ -1,13 +1,48 @@
 import { and, eq, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
 import type { TotpSetup, TwoFactorStatus } from '@hyperdesk/contract';
-import type { Db, Queryable } from '../../db/client';
+import type { Db, Queryable, Tx } from '../../db/client';
 import { recoveryCodes, userTotp } from '../../db/schema/index';
 import type { Clock } from '../../lib/clock';
+import { recordAudit, type Actor } from '../admin/audit';
+import { revokeUserSessions } from './sessions';
+import type { SignInFrom } from './sign-in';
 import { hashRecoveryCode, looksLikeRecoveryCode, matchStep, newRecoveryCodes, newTotpSecret, openSecret, otpauthUrl, qrSvg, sealSecret } from './totp';
-import type { UserRow } from './users';
+import { toPrincipal, type UserRow } from './users';
 
 /** Which second factor a code proved: a TOTP code or one recovery code (now spent). */
 export type FactorUsed = 'totp' | 'recovery';
+
+/**
+ * The audit row of a change to a user's own second factor (turned on, turned off, a recovery code spent), written
+ * for every user, not only operators: the actor is the account itself, `after` says where the request came from (as
+ * admin sign-ins' rows do).
+ * Actions start with `user.totp.`, so the Audit page's action filter `user.totp` lists them with operators' resets.
+ */
+export async function auditOwnSecondFactor(
+  q: Queryable,
+  user: UserRow,
+  action: 'user.totp.enable' | 'user.totp.disable' | 'user.totp.recovery-code.use',
+  change: { before: Record<string, unknown>; after: Record<string, unknown> },
+  from: SignInFrom,
+  now: Date,
+): Promise<void> {
+  await recordAudit(q, toPrincipal(user, []), {
+    action,
+    targetType: 'user',
+    targetId: user.id,
+    before: { email: user.email, ...change.before },
+    after: { email: user.email, ...change.after, ip: from.ip, userAgent: from.userAgent },
+  }, now);
+}
+
+/** Recovery codes not yet used. */
+export async function recoveryCodesLeft(q: Queryable, userId: string): Promise<number> {
+  const [left] = await q
+    .select({ n: sql<number>`count(*)::int` })
+    .from(recoveryCodes)
+    .where(and(eq(recoveryCodes.userId, userId), isNull(recoveryCodes.usedAt)));
+  return Number(left?.n ?? 0);
+}
 
 /** Whether the user has a confirmed authenticator (the console requires one of its admins). */
 export async function hasTotp(q: Queryable, userId: string): Promise<boolean> {
@@ -20,7 +55,14 @@ export async function hasTotp(q: Queryable, userId: string): Promise<boolean> {
  * conditional UPDATE, so two requests with the same code cannot both pass: a TOTP code moves last_step forward (a
  * step at or before it never passes again), a recovery code gets used_at.
  */
-export async function useSecondFactor(db: Db, userId: string, code: string, now: Date): Promise<FactorUsed | null> {
+export async function useSecondFactor(
+  db: Db,
+  userId: string,
+  code: string,
+  now: Date,
+  /** Runs in the transaction that spends a recovery code (its audit row), with the codes left after it. */
+  onRecoveryCode?: (tx: Tx, left: number) => Promise<void>,
+): Promise<FactorUsed | null> {
   const [row] = await db.select().from(userTotp).where(and(eq(userTotp.userId, userId), isNotNull(userTotp.confirmedAt)));
   if (!row) return null;
   const step = matchStep(await openSecret(db, userId, row.secretEnc), code, now);
@@ -33,12 +75,59 @@ export async function useSecondFactor(db: Db, userId: string, code: string, now:
     return moved.length ? 'totp' : null;
   }
   if (!looksLikeRecoveryCode(code)) return null;
-  const spent = await db
-    .update(recoveryCodes)
-    .set({ usedAt: now })
-    .where(and(eq(recoveryCodes.userId, userId), eq(recoveryCodes.codeHash, hashRecoveryCode(code)), isNull(recoveryCodes.usedAt)))
-    .returning({ id: recoveryCodes.userId });
-  return spent.length ? 'recovery' : null;
+  return db.transaction(async (tx) => {
+    const spent = await tx
+      .update(recoveryCodes)
+      .set({ usedAt: now })
+      .where(and(eq(recoveryCodes.userId, userId), eq(recoveryCodes.codeHash, hashRecoveryCode(code)), isNull(recoveryCodes.usedAt)))
+      .returning({ id: recoveryCodes.userId });
+    if (!spent.length) return null;
+    if (onRecoveryCode) await onRecoveryCode(tx, await recoveryCodesLeft(tx, userId));
+    return 'recovery' as const;
+  });
+}
+
+/** What a user's second factor was before an operator's reset. */
+export interface SecondFactorRemoved {
+  /** A confirmed authenticator was removed. */
+  totp: boolean;
+  /** An enrolment not yet confirmed (a QR code scanned, no code entered) was removed. */
+  enrolmentPending: boolean;
+  /** Unused recovery codes removed. */
+  recoveryCodesLeft: number;
+  /** Refresh sessions (not yet expired) ended. */
+  sessionsEnded: number;
+}
+
+/**
+ * An operator's reset of a user's second factor (a lost phone; the CLI's `reset-2fa` and the console's Users
+ * section): removes the authenticator, an enrolment in progress and every recovery code, and ends the user's refresh
+ * sessions, so a stolen session cannot enrol an authenticator of its own. Call it in the transaction that writes the
+ * audit row. Null (and nothing done) when the user had none of them. An id token already issued stays valid until
+ * it expires (15 minutes), but the console's guard reads the authenticator from the database: an admin so reset
+ * must enrol again before it opens.
+ */
+export async function resetSecondFactor(tx: Tx, userId: string, now: Date): Promise<SecondFactorRemoved | null> {
+  const totp = await tx.delete(userTotp).where(eq(userTotp.userId, userId)).returning({ confirmedAt: userTotp.confirmedAt });
+  const codes = await tx.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId)).returning({ usedAt: recoveryCodes.usedAt });
+  if (!totp.length && !codes.length) return null;
+  return {
+    totp: totp.some((t) => t.confirmedAt !== null),
+    enrolmentPending: totp.some((t) => t.confirmedAt === null),
+    recoveryCodesLeft: codes.filter((c) => c.usedAt === null).length,
+    sessionsEnded: await revokeUserSessions(tx, userId, now),
+  };
+}
+
+/** The audit row of an operator's reset (console or CLI): `user.totp.reset`, what was removed before and after. */
+export async function auditSecondFactorReset(q: Queryable, actor: Actor, target: { id: string; email: string }, removed: SecondFactorRemoved, now: Date): Promise<void> {
+  await recordAudit(q, actor, {
+    action: 'user.totp.reset',
+    targetType: 'user',
+    targetId: target.id,
+    before: { email: target.email, totp: removed.totp, enrolmentPending: removed.enrolmentPending, recoveryCodesLeft: removed.recoveryCodesLeft },
+    after: { email: target.email, totp: false, recoveryCodesLeft: 0, sessionsEnded: removed.sessionsEnded },
+  }, now);
 }
 
 /** Enrolment and its state for the Profile page (the routes check passwords and rate limits). */
@@ -47,11 +136,7 @@ export function createTwoFactor(deps: { db: Db; clock: Clock }) {
   return {
     async status(user: UserRow): Promise<TwoFactorStatus> {
       const enabled = await hasTotp(db, user.id);
-      const [left] = await db
-        .select({ n: sql<number>`count(*)::int` })
-        .from(recoveryCodes)
-        .where(and(eq(recoveryCodes.userId, user.id), isNull(recoveryCodes.usedAt)));
-      return { enabled, recoveryCodesLeft: enabled ? (left?.n ?? 0) : 0, required: user.admin, passwordMustChange: user.passwordMustChange };
+      return { enabled, recoveryCodesLeft: enabled ? await recoveryCodesLeft(db, user.id) : 0, required: user.admin, passwordMustChange: user.passwordMustChange };
     },
 
     /** A new secret waiting for its first code (replaces an unconfirmed one); null when a confirmed one exists. */
@@ -69,9 +154,10 @@ export function createTwoFactor(deps: { db: Db; clock: Clock }) {
 
     /**
      * The first code confirms the enrolment: the authenticator is on and ten new recovery codes replace any old
-     * ones (their plain text is returned once, only hashes are kept). Null when the code does not match.
+     * ones (their plain text is returned once, only hashes are kept). Null when the code does not match. `then`
+     * runs in the same transaction (the caller's sessions and audit row), and its answer comes back with the codes.
      */
-    async confirm(user: UserRow, code: string): Promise<string[] | null> {
+    async confirm<T>(user: UserRow, code: string, then: (tx: Tx) => Promise<T>): Promise<{ codes: string[]; then: T } | null> {
       const now = clock.now();
       const [row] = await db.select().from(userTotp).where(and(eq(userTotp.userId, user.id), isNull(userTotp.confirmedAt)));
       if (!row) return null;
@@ -84,19 +170,23 @@ export function createTwoFactor(deps: { db: Db; clock: Clock }) {
           .set({ confirmedAt: now, lastStep: step })
           .where(and(eq(userTotp.userId, user.id), isNull(userTotp.confirmedAt), eq(userTotp.secretEnc, row.secretEnc)))
           .returning({ id: userTotp.userId });
-        if (!on) return false;
+        if (!on) return null;
         await tx.delete(recoveryCodes).where(eq(recoveryCodes.userId, user.id));
         await tx.insert(recoveryCodes).values(codes.map((c) => ({ userId: user.id, codeHash: hashRecoveryCode(c) })));
-        return true;
+        return { then: await then(tx) };
       });
-      return done ? codes : null;
+      return done ? { codes, then: done.then } : null;
     },
 
-    /** Removes the authenticator and the recovery codes (the route checked the password and a code first). */
-    async disable(userId: string): Promise<void> {
+    /**
+     * Removes the authenticator and the recovery codes (the route checked the password and a code first); `then`
+     * runs in the same transaction with the number of unused recovery codes removed (the audit row).
+     */
+    async disable(userId: string, then: (tx: Tx, recoveryCodesRemoved: number) => Promise<void>): Promise<void> {
       await db.transaction(async (tx) => {
         await tx.delete(userTotp).where(eq(userTotp.userId, userId));
-        await tx.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId));
+        const removed = await tx.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId)).returning({ usedAt: recoveryCodes.usedAt });
+        await then(tx, removed.filter((r) => r.usedAt === null).length);
       });
     },
 

@@ -8,9 +8,13 @@ import styles from './Admin.module.css';
 
 const json = (v: unknown) => (v === null || v === undefined ? '—' : JSON.stringify(v, null, 1));
 
-/** The actions the console and the CLI write, offered as prefixes in the Action filter. */
+/**
+ * The actions the console and the CLI write, offered as prefixes in the Action filter; `user.totp` also lists every
+ * user's own two-factor changes (turned on or off, a recovery code spent), `auth.sign-in` operators' sign-ins.
+ */
 const ACTIONS = [
   'user.claim', 'user.create-admin', 'user.disable', 'user.enable', 'user.revoke-sessions', 'user.password-reset',
+  'user.totp', 'user.totp.reset', 'user.totp.enable', 'user.totp.disable', 'user.totp.recovery-code.use', 'auth.sign-in',
   'machine.start', 'machine.stop', 'machine.force-stop', 'order.fulfil', 'hours.adjust', 'mail.resend',
 ];
 
@@ -84,7 +88,7 @@ export default function Audit() {
   return (
     <Panel
       title="Audit log"
-      hint="Every console and CLI action, newest first. The server only ever appends to it."
+      hint="Every console and CLI action, operators' sign-ins and every user's two-factor changes, newest first. The server only ever appends to it."
       filters={<AuditFilterForm onApply={setFilters} />}
     >
       <div className={styles.toolbar}>

@@ -15,15 +15,34 @@ const DONE: Record<UserAction, string> = {
   enable: 'enabled again',
   'revoke-sessions': 'signed out everywhere',
   'password-reset': 'sent a password reset e-mail',
+  'reset-2fa': 'two-factor sign-in reset: authenticator and recovery codes removed, sessions ended',
 };
 
-/** Users: search, claims, disable/enable, end sessions, password reset. */
+/** The actions that ask first, with the dialog's title, text and button. */
+type Confirmed = 'disable' | 'reset-2fa';
+const CONFIRM: Record<Confirmed, { title: string; text: (u: AdminUser) => string; button: string }> = {
+  disable: {
+    title: 'Disable this account?',
+    text: (u) => `${u.email} will be signed out everywhere, their machines will stop and they cannot sign in until enabled again.`,
+    button: 'Disable account',
+  },
+  'reset-2fa': {
+    title: 'Reset two-factor sign-in?',
+    text: (u) =>
+      `${u.email}'s authenticator and recovery codes are removed and they are signed out everywhere; they sign in with their password alone until they turn it on again` +
+      (u.admin ? ' (the console stays closed to them until then).' : '.') +
+      ' Do this only when you know it is them asking (a lost phone).',
+    button: 'Reset two-factor sign-in',
+  },
+};
+
+/** Users: search, claims, disable/enable, end sessions, password reset, reset two-factor sign-in. */
 export default function Users() {
   const [q, setQ] = useState('');
   const result = useInfiniteQuery(adminUsersQuery(q));
   const action = useAdminAction();
   const { user: me } = useAuth();
-  const [confirm, setConfirm] = useState<AdminUser | null>(null);
+  const [confirm, setConfirm] = useState<{ user: AdminUser; action: Confirmed } | null>(null);
 
   const act = (u: AdminUser, a: UserAction) => action.run(() => runUserAction(u.uid, a), `${u.email}: ${DONE[a]}.`);
   const claim = (u: AdminUser, c: 'instructor' | 'admin') =>
@@ -58,6 +77,7 @@ export default function Users() {
             <td>
               {u.disabledAt ? <Badge tone="bad">disabled</Badge> : <Badge tone="good">active</Badge>}
               {!u.emailVerified ? <span className={styles.sub}>e-mail not verified</span> : null}
+              {u.twoFactor ? <span className={styles.sub}>two-factor sign-in on</span> : null}
             </td>
             <td className={styles.num}>{u.activeSessions}</td>
             <td>{formatDate(u.createdAt)}</td>
@@ -75,12 +95,17 @@ export default function Users() {
                 <button type="button" className={styles.small} disabled={action.pending} onClick={() => act(u, 'password-reset')}>
                   Send password reset
                 </button>
+                {u.twoFactor ? (
+                  <button type="button" className={`${styles.small} ${styles.danger}`} disabled={action.pending || u.uid === me?.uid} onClick={() => setConfirm({ user: u, action: 'reset-2fa' })}>
+                    Reset two-factor
+                  </button>
+                ) : null}
                 {u.disabledAt ? (
                   <button type="button" className={styles.small} disabled={action.pending} onClick={() => act(u, 'enable')}>
                     Enable
                   </button>
                 ) : (
-                  <button type="button" className={`${styles.small} ${styles.danger}`} disabled={action.pending || u.uid === me?.uid} onClick={() => setConfirm(u)}>
+                  <button type="button" className={`${styles.small} ${styles.danger}`} disabled={action.pending || u.uid === me?.uid} onClick={() => setConfirm({ user: u, action: 'disable' })}>
                     Disable
                   </button>
                 )}
@@ -92,19 +117,19 @@ export default function Users() {
       <Dialog
         open={confirm !== null}
         onOpenChange={(o) => !o && setConfirm(null)}
-        title="Disable this account?"
-        description={confirm ? `${confirm.email} will be signed out everywhere, their machines will stop and they cannot sign in until enabled again.` : undefined}
+        title={confirm ? CONFIRM[confirm.action].title : ''}
+        description={confirm ? CONFIRM[confirm.action].text(confirm.user) : undefined}
       >
         <div className={styles.actions}>
           <button
             type="button"
             className={forms.submit}
             onClick={() => {
-              if (confirm) act(confirm, 'disable');
+              if (confirm) act(confirm.user, confirm.action);
               setConfirm(null);
             }}
           >
-            Disable account
+            {confirm ? CONFIRM[confirm.action].button : ''}
           </button>
           <button type="button" className={forms.secondary} onClick={() => setConfirm(null)}>
             Cancel
