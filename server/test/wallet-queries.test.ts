@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
+import pg from 'pg';
 import { startTestServer, type TestServer } from './harness';
 import { runningCourse } from './course-fixtures';
 import { manualClock } from '../src/lib/clock';
@@ -9,8 +10,9 @@ import type { Principal } from '../src/modules/identity/tokens';
 
 /**
  * GET /v1/user/wallet/balance reads in a constant number of queries (issue 14): counted at the database client
- * (PGlite's or node-postgres' `query`), through real HTTP, for a single user after many metered minutes, an
- * instructor with a 40-machine course and a student. The id token check itself reads nothing.
+ * (PGlite's `query`, or node-postgres' pools: the general one and the hot reads'), through real HTTP, for a single
+ * user after many metered minutes, an instructor with a 40-machine course and a student. The id token check itself
+ * reads nothing. On PostgreSQL that one statement is planned once per connection (issue 23).
  */
 const DAY = 86_400_000;
 const clock = manualClock(new Date('2030-05-04T10:00:00Z'));
@@ -33,8 +35,17 @@ const debit = (machineId: string, n: number, from = 0) =>
     select gen_random_uuid(), l.machine_id, 'debit', -1, l.id, 'meter:' || l.machine_id || ':' || g
     from ledger_entries l cross join generate_series(${from}::int, ${from + n - 1}::int) g where l.machine_id = ${machineId} and l.kind = 'credit'`);
 
+const poolQuery = pg.Pool.prototype.query;
 beforeAll(async () => {
   s = await startTestServer({ clock });
+  if (s.database.kind === 'postgres') {
+    // Every pool of this process: hot reads have connections of their own (db/client `prepared`).
+    pg.Pool.prototype.query = function (this: pg.Pool, ...a: unknown[]) {
+      queries++;
+      return (poolQuery as (...args: unknown[]) => unknown).apply(this, a);
+    } as typeof poolQuery;
+    return;
+  }
   const client = (s.database.db as unknown as { $client: { query: (...a: unknown[]) => unknown } }).$client;
   const query = client.query.bind(client);
   client.query = (...a: unknown[]) => {
@@ -42,7 +53,10 @@ beforeAll(async () => {
     return query(...a);
   };
 });
-afterAll(async () => s.close());
+afterAll(async () => {
+  pg.Pool.prototype.query = poolQuery;
+  await s.close();
+});
 
 describe('balance read query count', () => {
   it('a single user: one query, with 1 machine or 3, fresh or after 20 hours of minutes', async () => {
@@ -109,5 +123,26 @@ describe('balance read query count', () => {
       { machineId: expect.any(String), machineName: expect.any(String), instanceStatus: 'offline', student: null },
       { machineId: expect.any(String), machineName: expect.any(String), instanceStatus: 'offline', student: null },
     ]);
+  });
+
+  // A young deployment's tables have no statistics (autovacuum analyzes a table once 50 rows have changed), and with
+  // PostgreSQL's default plan_cache_mode a named statement was then planned anew on every execution: planning the
+  // balance statement cost PostgreSQL several times what running it did (issue 23).
+  it.runIf(process.env.DATABASE_URL)('on PostgreSQL the statement is planned once per connection (its generic plan), other queries as before', async () => {
+    const u = await user();
+    const id = (await s.app.ctx.db.execute(sql`insert into machines (id, owner_user_id, name, region, platform)
+      values (gen_random_uuid(), ${u.p.uid}, 'UE-UK', 'UK', 'Unreal Engine') returning id`)).rows[0]!.id as string;
+    await s.app.ctx.ledger.credit(s.app.ctx.db, { machineId: id, minutes: 600, expiresAt: new Date(clock.now().getTime() + 30 * DAY), key: `c-${id}` });
+    for (let i = 0; i < 8; i++) expect((await balance(u.token)).entries).toEqual([expect.objectContaining({ role: 'SINGLE', timeLeft: 10 })]);
+    // One read after another takes the same idle connection (node-postgres' pool hands out the last one returned).
+    const plans = await s.database.prepared<{ name: string; generic: number; custom: number }>(
+      'test_balance_plans',
+      sql`select name, generic_plans::int as generic, custom_plans::int as custom from pg_prepared_statements where name like 'wallet\_balance\_%'`,
+    );
+    expect(plans).toHaveLength(1);
+    expect(plans[0]!.generic).toBeGreaterThanOrEqual(8);
+    expect(plans[0]!.custom).toBe(0);
+    // The general pool's one-off statements keep custom plans (their parameters' values choose the plan).
+    expect(await s.database.rows(sql`show plan_cache_mode`)).toEqual([{ plan_cache_mode: 'auto' }]);
   });
 });

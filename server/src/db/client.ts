@@ -21,9 +21,11 @@ export interface Database {
   /** Rows of one raw query. */
   rows<T = Record<string, unknown>>(query: SQL): Promise<T[]>;
   /**
-   * Rows of a hot read, as a prepared statement on PostgreSQL: parsed and planned once per pooled connection
-   * instead of on every call (planning a many-join read costs more than running it). Same as `rows` on PGlite.
-   * One name per statement text: node-postgres refuses a second text under a name it has prepared.
+   * Rows of a hot read, as a named prepared statement on PostgreSQL, on connections of its own: parsed and planned
+   * once per connection (its generic plan: `plan_cache_mode = force_generic_plan` in those sessions) instead of on
+   * every call (planning a many-join read costs more than running it). Same as `rows` on PGlite. The statement
+   * must read well with a generic plan (no parameter whose value changes the right plan). One name per statement
+   * text: node-postgres refuses a second text under a name it has prepared.
    */
   prepared<T = Record<string, unknown>>(name: string, query: SQL): Promise<T[]>;
   /**
@@ -37,14 +39,28 @@ export interface Database {
 }
 
 const dialect = new PgDialect();
+/** PostgreSQL connections per process: the general pool's, and the hot reads' (`prepared`). */
+const POOL_MAX = 10;
+const HOT_POOL_MAX = 10;
 
 /** Opens PostgreSQL when a URL is given, else PGlite in `dataDir/pglite` (or in memory for `memory://`). */
 export async function openDatabase(opts: { databaseUrl?: string; dataDir?: string }): Promise<Database> {
   if (opts.databaseUrl) {
     const databaseUrl = opts.databaseUrl;
     // TCP keepalive: a peer that vanished (host lost, half-open connection) is noticed instead of waited on.
-    const pool = new pg.Pool({ connectionString: databaseUrl, max: 10, keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: POOL_MAX, keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
     pool.on('error', () => {}); // idle client errors surface on the next query instead of crashing
+    // Hot reads (`prepared`) have connections of their own whose sessions use each named statement's GENERIC plan:
+    // planned once per connection, whatever the table statistics. With PostgreSQL's default (plan_cache_mode auto)
+    // a named statement gets a custom plan, planned anew for its parameters, on every execution for as long as its
+    // generic plan is estimated costlier than those, which is what a young or small deployment's tables (no
+    // statistics yet: autovacuum analyzes a table only after 50 changed rows) give the balance read: planning it
+    // took 0.7 ms of PostgreSQL's CPU per read, running it 0.2 (issue 23). Only these sessions get the setting: the
+    // queries on `pool` are one-off (unnamed) statements, which need their parameters' values to be planned well.
+    const hot = new pg.Pool({ connectionString: databaseUrl, max: HOT_POOL_MAX, keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
+    hot.on('error', () => {});
+    // Queued on the new connection before the query that asked for it (node-postgres runs a client's queries in order).
+    hot.on('connect', (client) => void client.query(`set plan_cache_mode = force_generic_plan`).catch(() => {}));
     const db = drizzlePg({ client: pool, schema });
     return {
       db,
@@ -55,7 +71,7 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir?: strin
       rows: async (q) => (await db.execute(q)).rows as never,
       prepared: async (name, q) => {
         const { sql: text, params } = dialect.sqlToQuery(q);
-        return (await pool.query({ name, text, values: params })).rows;
+        return (await hot.query({ name, text, values: params })).rows;
       },
       pinned: async () => {
         const client = await pool.connect();
@@ -75,7 +91,9 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir?: strin
         };
       },
       listen: (o) => listen({ ...o, connectionString: databaseUrl }),
-      close: () => pool.end(),
+      close: async () => {
+        await Promise.all([pool.end(), hot.end()]);
+      },
     };
   }
   const { PGlite } = await import('@electric-sql/pglite');
