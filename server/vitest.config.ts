@@ -27,9 +27,9 @@ export default defineConfig({
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     exclude: ['**/node_modules/**', ...(process.env.DB_TESTS_ONLY === '1' ? DATABASE_FREE : [])],
     pool: 'forks',
-    // One file at a time: the local provider's sandboxes of two test files (two data dirs) end each other's desktops
-    // as orphans, which the lxd provider's per-deployment projects do not; two at a time waits for that provider to go.
-    maxWorkers: 1,
+    // Two files at a time: each has its own database, ports and LXD project (deployments never see each other's
+    // desktops), and most of a file's time is spent waiting on servers, PostgreSQL and LXD, not on this CPU.
+    maxWorkers: 2,
     testTimeout: 180_000, // a test that starts its own server waits minutes for it on a busy host (CI beside LXD desktops)
     hookTimeout: 180_000, // a server on PGlite starts in seconds, but in minutes on a host loaded many times over
   },
