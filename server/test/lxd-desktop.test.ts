@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLxdProvider, instanceOf } from '../src/modules/machines/providers/lxd/provider';
 import { until, vncHandshake } from './machines-desktops';
@@ -50,12 +49,14 @@ describe('lxd desktop', () => {
   }, 180_000);
 
   it('a desktop whose screen size changes (the streaming agent fits it to the tab) keeps running, and VNC shows the new size', async () => {
-    // The agent's own RandR code, run inside the instance against its X server.
-    const xscreen = readFileSync(new URL('../agent/xscreen.py', import.meta.url), 'utf8');
+    // The agent's own RandR code (the image's copy of server/agent, its recipe's hash covers it), run inside the
+    // instance against its X server.
     // Each size is reached through two others a moment apart, as a tab being resized asks for.
     const resize = (w: number, h: number) =>
-      onDisplay(`python3 - <<'EOF'\n${xscreen}
-import time
+      onDisplay(`python3 - <<'EOF'
+import sys, time
+sys.path.insert(0, '/opt/hyperdesk-agent')
+from xscreen import XScreen
 s = XScreen(':0')
 for size in [(${w} - 100, ${h} - 60), (${w} - 40, ${h} - 20), (${w}, ${h})]:
     s.resize(*size)
