@@ -45,8 +45,11 @@ export const GatewayServerMessage = z.discriminatedUnion('type', [
   IceCandidate,
   z.object({ type: z.literal('hello'), machineName: z.string(), idleStopMinutes: z.number() }),
   z.object({ type: z.literal('pong'), t: z.number() }),
-  /** No input for a while: the machine stops at stopAt unless the user does something. */
-  z.object({ type: z.literal('idle-warning'), stopAt: z.string() }),
+  /**
+   * The machine stops at stopAt: for lack of input unless the user does something (reason idle, the default), or
+   * because the course's class ends then (reason class-end: nothing the student does keeps it running).
+   */
+  z.object({ type: z.literal('idle-warning'), stopAt: z.string(), reason: z.enum(['idle', 'class-end']).optional() }),
   /** Sent right before the gateway closes the socket for good (no reconnect). */
   z.object({
     type: z.literal('stopped'),

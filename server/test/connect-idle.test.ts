@@ -69,6 +69,16 @@ describe('idle protection', () => {
     expect(row.stopReason).toBe(REASON);
   });
 
+  it("tells a connected student that the class ends, with its own reason (nothing in the tab keeps the machine on)", async () => {
+    const id = await onlineMachine();
+    const c = await connect(id);
+    const endsAt = new Date(clock.now().getTime() + 5 * MIN);
+    expect(s.app.ctx.connect.gateway.warn(id, endsAt, 'class-end')).toBe(1);
+    expect(await c.text('idle-warning')).toEqual({ type: 'idle-warning', stopAt: endsAt.toISOString(), reason: 'class-end' });
+    expect(s.app.ctx.connect.gateway.warn(id, endsAt, 'class-end')).toBe(0); // once per stop time
+    c.ws.close();
+  });
+
   it('warns a connected user who does nothing 5 minutes before, then stops the machine and says why', async () => {
     const id = await onlineMachine();
     clock.advance(10 * MIN);

@@ -373,13 +373,13 @@ export function createGateway(deps: ConnectDeps) {
     async flushInput(): Promise<void> {
       await Promise.all([...live.values()].map(flushSession));
     },
-    /** Sends the 'Still there?' warning once per idle stretch to the machine's sessions on this server. */
-    warn(machineId: string, stopAt: Date): number {
+    /** Sends the 'Still there?' warning (or the class's end) once per stop time to the machine's sessions on this server. */
+    warn(machineId: string, stopAt: Date, reason: 'idle' | 'class-end' = 'idle'): number {
       let sent = 0;
       for (const s of live.values()) {
         if (s.machineId !== machineId || s.warnedStopAt === stopAt.toISOString()) continue;
         s.warnedStopAt = stopAt.toISOString();
-        s.send({ type: 'idle-warning', stopAt: stopAt.toISOString() });
+        s.send(reason === 'idle' ? { type: 'idle-warning', stopAt: stopAt.toISOString() } : { type: 'idle-warning', stopAt: stopAt.toISOString(), reason });
         sent++;
       }
       return sent;

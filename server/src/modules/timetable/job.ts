@@ -40,7 +40,10 @@ export interface ClassRunnerDeps {
   machines: Pick<Machines, 'requestStart' | 'requestStop' | 'provider'>;
   ledger: Pick<Ledger, 'remainingMinutes'>;
   events: Pick<Events, 'publish'>;
-  /** This server's open desktop sessions of a machine get the 'Still there?' warning with the stop time. */
+  /**
+   * This server's open desktop sessions of a machine that were not told yet are told that the class ends (and the
+   * machine stops) at stopAt; answers how many were told.
+   */
   warn(machineId: string, stopAt: Date): number;
 }
 
@@ -48,8 +51,6 @@ const iso = (d: Date) => sql`${d.toISOString()}::timestamptz`;
 
 export function createClassRunner(deps: ClassRunnerDeps) {
   const { db, clock } = deps;
-  /** machine|end already warned on this server (each stop is announced once per server). */
-  const warned = new Map<string, number>();
 
   /** The classes whose warm window has begun and that have not ended: [start - warm, end) holds now. */
   async function dueClasses(now: Date): Promise<Occurrence[]> {
@@ -153,7 +154,10 @@ export function createClassRunner(deps: ClassRunnerDeps) {
     return { started, stopped };
   }
 
-  /** Every server: its own open sessions on machines whose class ends within the warning get the idle warning. */
+  /**
+   * Every server, every pass: its open sessions on machines whose class ends within the warning are told so. The
+   * gateway tells each session once per stop time, so a student who connects during the last minutes is told too.
+   */
   async function warnPass(): Promise<number> {
     const now = clock.now();
     const rows = (
@@ -164,15 +168,8 @@ export function createClassRunner(deps: ClassRunnerDeps) {
           and not exists (select 1 from class_runs n where n.course_id = r.course_id and n.started_at is not null
             and n.ended_at is null and n.starts_at <= r.ends_at and n.ends_at > r.ends_at)`)
     ).rows as { id: string; ends_at: string | Date }[];
-    for (const [k, end] of warned) if (end <= now.getTime()) warned.delete(k);
     let sent = 0;
-    for (const r of rows) {
-      const end = new Date(r.ends_at);
-      const k = `${r.id}|${end.getTime()}`;
-      if (warned.has(k)) continue;
-      warned.set(k, end.getTime());
-      sent += deps.warn(r.id, end);
-    }
+    for (const r of rows) sent += deps.warn(r.id, new Date(r.ends_at));
     return sent;
   }
 

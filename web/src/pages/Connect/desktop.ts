@@ -25,6 +25,8 @@ export interface DesktopState {
   bitsPerSecond: number;
   /** Set while the gateway warns that the machine stops soon for lack of use. */
   idleStopAt: string | null;
+  /** Why the machine stops at idleStopAt: no input ('idle'), or the end of the class ('class-end'). */
+  idleReason: 'idle' | 'class-end';
   idleStopMinutes: number | null;
   remoteClipboard: string;
   transport: Transport;
@@ -89,7 +91,7 @@ const loadRfb = () =>
  * renders `state` through `onChange`.
  */
 export class DesktopConnection {
-  state: DesktopState = { phase: { kind: 'connecting', attempt: 1 }, rttMs: null, bitsPerSecond: 0, idleStopAt: null, idleStopMinutes: null, remoteClipboard: '', transport: preferredTransport(), stats: null, hasAudio: false, muted: true, quality: preferredQuality() };
+  state: DesktopState = { phase: { kind: 'connecting', attempt: 1 }, rttMs: null, bitsPerSecond: 0, idleStopAt: null, idleReason: 'idle', idleStopMinutes: null, remoteClipboard: '', transport: preferredTransport(), stats: null, hasAudio: false, muted: true, quality: preferredQuality() };
   private gen = 0;
   private failures = 0;
   private refusedTickets = 0;
@@ -371,7 +373,7 @@ export class DesktopConnection {
     else if (msg.type === 'hello') {
       this.set({ idleStopMinutes: msg.idleStopMinutes });
       if (ws.readyState === WebSocket.OPEN) ws.send(pingMessage(performance.now()));
-    } else if (msg.type === 'idle-warning') this.set({ idleStopAt: msg.stopAt });
+    } else if (msg.type === 'idle-warning') this.set({ idleStopAt: msg.stopAt, idleReason: msg.reason ?? 'idle' });
     else if (msg.type === 'stopped') this.stopped = msg;
   }
 
