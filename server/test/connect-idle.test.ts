@@ -76,6 +76,10 @@ describe('idle protection', () => {
     expect(s.app.ctx.connect.gateway.warn(id, endsAt, 'class-end')).toBe(1);
     expect(await c.text('idle-warning')).toEqual({ type: 'idle-warning', stopAt: endsAt.toISOString(), reason: 'class-end' });
     expect(s.app.ctx.connect.gateway.warn(id, endsAt, 'class-end')).toBe(0); // once per stop time
+    c.ws.send(pointer()); // working on does not bring it back
+    await roundTrip(c);
+    expect(s.app.ctx.connect.gateway.warn(id, endsAt, 'class-end')).toBe(0);
+    expect(c.texts.filter((t) => t.type === 'idle-warning')).toHaveLength(1);
     c.ws.close();
   });
 

@@ -44,6 +44,8 @@ interface LiveSession {
   lastInputAt: Date | null;
   flushedInputAt: Date | null;
   warnedStopAt: string | null;
+  /** The class end this session was told of (input does not undo it: the class ends all the same). */
+  toldClassEnd: string | null;
   send(msg: GatewayServerMessage): void;
   end(code: number, why: string, msg?: Stopped): void;
 }
@@ -113,6 +115,7 @@ export function createGateway(deps: ConnectDeps) {
       lastInputAt: null,
       flushedInputAt: null,
       warnedStopAt: null,
+      toldClassEnd: null,
       send(msg) {
         if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(msg));
       },
@@ -377,9 +380,17 @@ export function createGateway(deps: ConnectDeps) {
     warn(machineId: string, stopAt: Date, reason: 'idle' | 'class-end' = 'idle'): number {
       let sent = 0;
       for (const s of live.values()) {
-        if (s.machineId !== machineId || s.warnedStopAt === stopAt.toISOString()) continue;
-        s.warnedStopAt = stopAt.toISOString();
-        s.send(reason === 'idle' ? { type: 'idle-warning', stopAt: stopAt.toISOString() } : { type: 'idle-warning', stopAt: stopAt.toISOString(), reason });
+        const at = stopAt.toISOString();
+        if (s.machineId !== machineId) continue;
+        if (reason === 'class-end') {
+          if (s.toldClassEnd === at) continue;
+          s.toldClassEnd = at;
+          s.send({ type: 'idle-warning', stopAt: at, reason });
+        } else {
+          if (s.warnedStopAt === at) continue;
+          s.warnedStopAt = at;
+          s.send({ type: 'idle-warning', stopAt: at });
+        }
         sent++;
       }
       return sent;
