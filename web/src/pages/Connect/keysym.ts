@@ -1,4 +1,4 @@
-/** X keysyms of browser keyboard events, for the WebRTC input channel (noVNC keeps its own table private). */
+/** X keysyms of browser keyboard events, for the WebRTC input channel (noVNC keeps its own table private), and the keyboard field both views type into. */
 
 const NAMED: Record<string, number> = {
   Backspace: 0xff08, Tab: 0xff09, Enter: 0xff0d, Escape: 0xff1b, Delete: 0xffff, Home: 0xff50, End: 0xff57,
@@ -22,4 +22,22 @@ export function keysymOf(e: Pick<KeyboardEvent, 'key' | 'code'>): number | null 
   const cp = chars[0]?.codePointAt(0) ?? 0;
   // Latin-1 keysyms equal the code point; the rest of Unicode is 0x01000000 + code point.
   return (cp >= 0x20 && cp <= 0x7e) || (cp >= 0xa0 && cp <= 0xff) ? cp : 0x01000000 + cp;
+}
+
+/**
+ * The invisible text field that takes the desktop's keyboard (keys, and text without key events: IME, compose,
+ * dictation, an on-screen keyboard), over the view's top left corner (an IME shows its candidates there) and never
+ * in the way of the mouse.
+ */
+export function keyField(target: HTMLElement): HTMLTextAreaElement {
+  const k = document.createElement('textarea');
+  k.dataset.testid = 'desktop-keys';
+  k.setAttribute('aria-label', 'Keyboard input for the desktop');
+  k.autocomplete = 'off';
+  k.spellcheck = false;
+  k.setAttribute('autocapitalize', 'off');
+  k.setAttribute('autocorrect', 'off');
+  k.style.cssText = 'position:absolute;left:0;top:0;width:1px;height:1px;opacity:0;pointer-events:none;resize:none;border:0;padding:0;overflow:hidden';
+  target.appendChild(k);
+  return k;
 }

@@ -1,5 +1,5 @@
 import type RFB from '@novnc/novnc';
-import { keysymOf } from './keysym';
+import { keyField, keysymOf } from './keysym';
 
 /**
  * A text field for the VNC view's on-screen keyboard: noVNC listens for keys on its canvas, which a phone does not
@@ -7,15 +7,7 @@ import { keysymOf } from './keysym';
  * button; its keys and its text (on-screen keyboards mostly send text, not keys) go to the desktop through noVNC.
  */
 export function vncKeyboardField(target: HTMLElement, rfb: RFB): { focus(): void; remove(): void } {
-  const k = document.createElement('textarea');
-  k.dataset.testid = 'desktop-keys';
-  k.setAttribute('aria-label', 'Keyboard input for the desktop');
-  k.autocomplete = 'off';
-  k.spellcheck = false;
-  k.setAttribute('autocapitalize', 'off');
-  k.setAttribute('autocorrect', 'off');
-  k.style.cssText = 'position:absolute;left:0;top:0;width:1px;height:1px;opacity:0;pointer-events:none;resize:none;border:0;padding:0;overflow:hidden';
-  target.appendChild(k);
+  const k = keyField(target);
   const held = new Map<string, number>();
   k.addEventListener('keydown', (e) => {
     const s = keysymOf(e);

@@ -1,5 +1,5 @@
 import type { GatewayServerMessage, IceServer } from '@hyperdesk/contract';
-import { keysymOf } from './keysym';
+import { keyField, keysymOf } from './keysym';
 import { bindTouch } from './touch';
 
 export interface StreamStats {
@@ -80,17 +80,7 @@ export class RtcStream {
     v.style.cssText = 'position:absolute;inset:0;width:100%;height:100%;object-fit:contain;outline:none;background:#0b1020';
     target.appendChild(v);
     this.video = v;
-    const k = document.createElement('textarea');
-    k.dataset.testid = 'desktop-keys';
-    k.setAttribute('aria-label', 'Keyboard input for the desktop');
-    k.autocomplete = 'off';
-    k.spellcheck = false;
-    k.setAttribute('autocapitalize', 'off');
-    k.setAttribute('autocorrect', 'off');
-    // Over the video's top left corner (an IME shows its candidates there), invisible and never in the way of the mouse.
-    k.style.cssText = 'position:absolute;left:0;top:0;width:1px;height:1px;opacity:0;pointer-events:none;resize:none;border:0;padding:0;overflow:hidden';
-    target.appendChild(k);
-    this.keys = k;
+    this.keys = keyField(target);
     this.bindInput();
     this.removers.push(bindTouch(v, (e) => this.point(e), (m) => this.send(m))); // taps, drags, two-finger scroll (touch.ts)
     this.watchSize();
