@@ -23,7 +23,12 @@ until [ -S /tmp/.X11-unix/X0 ]; do
 done
 export DISPLAY=:0 XAUTHORITY="$R/xauth"
 # x11vnc ends cleanly on a change of the screen size (-xrandr exit; it crashes otherwise) and is started again.
+# One that starts while the size changes can read the old size and miss the change (on a busy host the gap is
+# long), so for its first seconds the loop below compares the screen with the size it had at the start.
+screen_size() { xwininfo -root 2>/dev/null | awk '/Width:/{w=$2} /Height:/{h=$2} END{print w "x" h}'; }
 start_vnc() {
+  vsize=$(screen_size)
+  vstart=$SECONDS
   x11vnc -display :0 -auth "$R/xauth" -unixsock "$R/vnc.sock" -rfbport 0 -forever -shared -nopw -quiet -xrandr exit \
     -desktop "$NAME" &
   vpid=$!
@@ -55,12 +60,18 @@ gcpu=0
 cpu_of() { local s; read -r s < "/proc/$1/stat" 2>/dev/null || return 1; s=${s##*) }; set -- $s; gcpu=$(( ${12} + ${13} )); }
 n=0
 while [ "$n" -lt 50 ] && { ! cpu_of "$gpid" || [ "$gcpu" -lt 30 ]; }; do n=$((n+1)); read -t 0.1 -u 9; done
-vwindow=$SECONDS; vends=0
+# An x11vnc that ends without a size change crashed: after 10 such ends in a minute it waits for the minute to
+# pass (the desktop and its programs keep running; only VNC is away meanwhile).
+vwindow=$SECONDS; vcrashes=0
 while kill -0 "$xpid" 2>/dev/null; do
+  [ $((SECONDS - vwindow)) -gt 60 ] && { vwindow=$SECONDS; vcrashes=0; }
   if ! kill -0 "$vpid" 2>/dev/null; then
-    [ $((SECONDS - vwindow)) -gt 60 ] && { vwindow=$SECONDS; vends=0; }
-    vends=$((vends+1)); [ "$vends" -gt 10 ] && exit 11
-    start_vnc
+    if [ "$vcrashes" -le 10 ]; then
+      [ "$(screen_size)" = "$vsize" ] && vcrashes=$((vcrashes+1))
+      [ "$vcrashes" -le 10 ] && start_vnc
+    fi
+  elif [ $((SECONDS - vstart)) -le 3 ] && [ "$(screen_size)" != "$vsize" ]; then
+    kill "$vpid" 2>/dev/null
   fi
   kill -CONT "$gpid" 2>/dev/null; read -t 0.01 -u 9; kill -STOP "$gpid" 2>/dev/null; read -t 0.19 -u 9
 done
