@@ -7,6 +7,9 @@
 #   LXD_POOL (hyperdesk), LXD_POOL_SIZE (40GiB, a loop file) or LXD_POOL_SOURCE (a block device or btrfs path),
 #   LXD_NETWORK (hdbr0), LXD_SUBNET (10.251.0.1/24), LXD_ADDRESS (127.0.0.1:8443), MACHINE_EGRESS (internet|none).
 set -eu
+# Nothing here reads input: `lxc … create` reads a YAML config from a stdin that is not a terminal, and would wait
+# for ever on one that stays open (a pipe or socket from whatever started npm start).
+exec </dev/null
 here="$(cd "$(dirname "$0")" && pwd)"
 : "${DATA_DIR:?DATA_DIR must be set}"
 USER_NAME="${HYPERDESK_USER:-hyperdesk}"
