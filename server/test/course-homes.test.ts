@@ -50,17 +50,17 @@ describe('one home per (course, student)', () => {
     const startAt = new Date(clock.now().getTime() - DAY);
     const orderId = await seedCourseOrder(s.app.ctx.db, { userId: teacher.uid, vms: 1, hours: 10, startAt, expiresAt: new Date(startAt.getTime() + 30 * DAY) });
     const courseId = await s.app.ctx.db.transaction((tx) => s.app.ctx.courses.fulfilCourseOrder(tx, { id: orderId }));
-    await s.app.ctx.db.execute(`insert into roster (course_id, email, added_at) values ('${courseId}', '${a.email}', now()), ('${courseId}', '${b.email}', now())`);
+    await s.app.ctx.db.execute(`insert into roster (course_id, email, added_at) values ('${courseId}', '${a.email}', now() - interval '1 minute'), ('${courseId}', '${b.email}', now())`);
     expect((await s.call('POST', '/v1/pack/start', { token: await as(teacher), body: { packId: courseId } })).status).toBe(200);
     await reconcile();
     const [machine] = await s.app.ctx.db.select().from(machines).where(eq(machines.courseId, courseId));
-    expect(machine).toMatchObject({ observed: 'online', runningHomeKey: machine!.id });
+    // Start All gave the machine the home of the first student on the list who has none (issue 22.5)...
+    expect(machine).toMatchObject({ observed: 'online', runningHomeKey: courseHomeKey(courseId, a.uid) });
 
-    // A takes the seat: the desktop was started before anyone sat down, so it restarts with A's home first.
-    expect(await ticket(a, courseId)).toMatchObject({ status: 409, body: { code: 'machine-starting' } });
-    await reconcile();
+    // ...so A's first Connect gets the running desktop at once: no 409, no restart.
     expect((await ticket(a, courseId)).status).toBe(200);
-    expect(startsOf(machine!.id).at(-1)).toBe(courseHomeKey(courseId, a.uid));
+    await reconcile();
+    expect(startsOf(machine!.id)).toEqual([courseHomeKey(courseId, a.uid)]);
 
     // A leaves; once the seat is stale, B takes it and never gets a ticket to A's desktop.
     await leave(a);

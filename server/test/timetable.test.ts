@@ -4,6 +4,7 @@ import { manualClock } from '../src/lib/clock';
 import { startTestServer, type TestServer } from './harness';
 import { fakeProvider, fakeRfbServer } from './machines-fixtures';
 import { seedCourseOrder, seedRoster, seedUser } from '../src/modules/courses/fixtures/seed';
+import { courseHomeKey, studentSeatForCourse } from '../src/modules/courses/seats';
 import type { Principal } from '../src/modules/identity/tokens';
 import { CLASS_ENDED, createClassRunner, timetableJob, warmLeadMs } from '../src/modules/timetable/job';
 import { classesBetween, nextClass } from '../src/modules/timetable/occurrences';
@@ -172,6 +173,17 @@ describe('class timetable', () => {
     expect((await machineStates(ids)).map((m) => m.observed)).toEqual(['online', 'online']);
     expect(clock.now().getTime()).toBeLessThan(startAt.getTime());
 
+    // The student on the list was given the first machine's home as the class's machines started (issue 22.5): their
+    // first Connect gets a ticket at once, and the desktop is not restarted for them.
+    const homes = await db().execute(sql`select running_home_key from machines where course_id = ${courseId}::uuid order by seq`);
+    expect(homes.rows.map((r) => r.running_home_key)).toEqual([courseHomeKey(courseId, student.uid), ids[1]]);
+    // (Seats run on real time, this test on 2026's clock: the seat is claimed as the ticket claims it, at the clock's
+    // time; course-homes.test and courses.lxd.test go through the ticket.)
+    const before = provider.calls.length;
+    expect(await studentSeatForCourse(db(), student, courseId, clock.now())).toBe(ids[0]);
+    await reconcile();
+    expect(provider.calls.slice(before)).toEqual([]);
+
     // The instructor stops the machines by hand during the class: the job does not start them again for this class.
     await call(owner, 'POST', '/v1/pack/stop', { packId: courseId });
     clock.set(new Date(startAt.getTime() + 10 * MIN));
@@ -186,13 +198,13 @@ describe('class timetable', () => {
 
     // Five minutes before the end each server asks its gateway, every pass, to tell the machines' sessions (the
     // gateway tells each session once per stop time: connect-idle.test).
-    const asked: { id: string; at: string }[] = [];
-    const warner = createClassRunner({ db: db(), clock, log: s.app.ctx.log, warmMs, machines: s.app.ctx.machines, ledger: s.app.ctx.ledger, events: s.app.ctx.events, warn: (id, at) => (asked.push({ id, at: at.toISOString() }), 1) });
+    const asked: { id: string; at: string; zone: string }[] = [];
+    const warner = createClassRunner({ db: db(), clock, log: s.app.ctx.log, warmMs, machines: s.app.ctx.machines, ledger: s.app.ctx.ledger, events: s.app.ctx.events, warn: (id, at, zone) => (asked.push({ id, at: at.toISOString(), zone }), 1) });
     clock.set(new Date(endAt.getTime() - 6 * MIN));
     expect(await warner.warnPass()).toBe(0);
     clock.set(new Date(endAt.getTime() - 4 * MIN));
     expect(await warner.warnPass()).toBe(2);
-    expect(asked.sort((a, b) => a.id.localeCompare(b.id))).toEqual([...ids].sort().map((id) => ({ id, at: endAt.toISOString() })));
+    expect(asked.sort((a, b) => a.id.localeCompare(b.id))).toEqual([...ids].sort().map((id) => ({ id, at: endAt.toISOString(), zone: 'Europe/Berlin' })));
     clock.set(new Date(endAt.getTime() - 2 * MIN)); // a student who connected since is told too
     expect(await warner.warnPass()).toBe(2);
 

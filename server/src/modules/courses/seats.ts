@@ -25,6 +25,40 @@ async function attachHome(q: Queryable, machineId: string, courseId: string, use
   await q.insert(courseHomes).values({ courseId, userId, homeKey }).onConflictDoNothing();
 }
 
+/**
+ * Before a course's machines start (Start All, a class of the timetable): each machine in `machineIds` that no
+ * student on the roster has used yet gets the home of a signed-up student who has no machine of the course yet, so
+ * that student's first Connect finds the machine running with their home (claimSeat prefers the machine a student
+ * used last) instead of restarting it with theirs (issue 22.5). Machines and students are paired in seat and roster
+ * order. Students who sign up later still get a restart on their first Connect.
+ */
+export async function assignHomes(q: Queryable, courseId: string, machineIds: string[]): Promise<number> {
+  if (machineIds.length === 0) return 0;
+  const rows = await q.execute(sql`
+    with students as (
+      select u.id from roster r join users u on u.email = r.email
+      where r.course_id = ${courseId}::uuid and u.email_verified_at is not null)
+    select m.id, m.last_student_id, (m.last_student_id in (select id from students)) as kept
+    from machines m where m.course_id = ${courseId}::uuid order by m.seq`);
+  const list = rows.rows as { id: string; last_student_id: string | null; kept: boolean | null }[];
+  const housed = new Set(list.filter((m) => m.kept).map((m) => m.last_student_id));
+  const seated = new Set((await q.select({ userId: seats.userId }).from(seats).where(eq(seats.courseId, courseId))).map((r) => r.userId));
+  const students = await q.execute(sql`
+    select u.id from roster r join users u on u.email = r.email
+    where r.course_id = ${courseId}::uuid and u.email_verified_at is not null order by r.added_at, r.email`);
+  const waiting = (students.rows as { id: string }[]).map((r) => r.id).filter((id) => !housed.has(id) && !seated.has(id));
+  const starting = new Set(machineIds);
+  let n = 0;
+  for (const m of list) {
+    if (m.kept || !starting.has(m.id)) continue;
+    const userId = waiting.shift();
+    if (!userId) break;
+    await attachHome(q, m.id, courseId, userId);
+    n++;
+  }
+  return n;
+}
+
 async function seatOf(q: Queryable, userId: string, courseId: string): Promise<string | null> {
   const [row] = await q
     .select({ machineId: seats.machineId })

@@ -21,7 +21,7 @@ import { fulfilCourseOrder, type OrderRow } from './fulfil';
 import type { ParsedRoster } from './roster';
 import { createRosterMembers } from './roster-members';
 import { createSeatSessions } from './seat-sessions';
-import { releaseCourseSeats, releaseSeatsOf, rosterUserIds } from './seats';
+import { assignHomes, releaseCourseSeats, releaseSeatsOf, rosterUserIds } from './seats';
 import { invitationNotices, MAX_ROSTER, maxRoster, planInvitations, sendInvitations } from './invitations';
 
 export { MAX_ROSTER };
@@ -247,6 +247,7 @@ export function createCoursesService(deps: CoursesDeps) {
         if (asked.length === 0 && startable.length === 0) throw new Conflict(NO_HOURS_LEFT, 'no-hours');
         if (startable.length) {
           if (unavailable) return 'FAILED';
+          await assignHomes(tx, course.id, startable);
           await deps.machines.requestStart(tx, startable);
           return 'WAIT';
         }

@@ -8,6 +8,7 @@
  * instructor's at any time; a machine the instructor stopped during a class is not started again until the next one.
  */
 import { and, eq, isNull, sql } from 'drizzle-orm';
+import { courseTimeZone } from '@hyperdesk/contract';
 import type { Db } from '../../db/client';
 import { courses, machines } from '../../db/schema/index';
 import { classRuns } from '../../db/schema/timetable';
@@ -16,7 +17,7 @@ import type { Job } from '../../lib/jobs';
 import type { Ledger } from '../ledger/service';
 import type { Events } from '../machines/events';
 import type { Machines } from '../machines/service';
-import { releaseCourseSeats } from '../courses/seats';
+import { assignHomes, releaseCourseSeats } from '../courses/seats';
 import { classesBetween, type Occurrence, type SessionTimes } from './occurrences';
 
 export const CLASS_ENDED = 'The class has ended.';
@@ -44,7 +45,8 @@ export interface ClassRunnerDeps {
    * This server's open desktop sessions of a machine that were not told yet are told that the class ends (and the
    * machine stops) at stopAt; answers how many were told.
    */
-  warn(machineId: string, stopAt: Date): number;
+  /** Tells the machine's open sessions that the class ends at stopAt (shown on the course's wall clock, timeZone). */
+  warn(machineId: string, stopAt: Date, timeZone: string): number;
 }
 
 const iso = (d: Date) => sql`${d.toISOString()}::timestamptz`;
@@ -99,6 +101,7 @@ export function createClassRunner(deps: ClassRunnerDeps) {
           if ((await deps.ledger.remainingMinutes(tx, m.id, now)) > 0) startable.push(m.id);
         }
       }
+      await assignHomes(tx, c.courseId, startable);
       await deps.machines.requestStart(tx, startable);
       await tx.update(classRuns).set({ machinesStarted: startable.length }).where(key);
       return startable.length;
@@ -161,15 +164,15 @@ export function createClassRunner(deps: ClassRunnerDeps) {
   async function warnPass(): Promise<number> {
     const now = clock.now();
     const rows = (
-      await db.execute(sql`select m.id, r.ends_at from class_runs r join machines m on m.course_id = r.course_id
+      await db.execute(sql`select m.id, m.region, r.ends_at from class_runs r join machines m on m.course_id = r.course_id
         where r.started_at is not null and r.ended_at is null and r.ends_at > ${iso(now)}
           and r.ends_at <= ${iso(new Date(now.getTime() + CLASS_END_WARNING_MS))}
           and m.desired = 'running' and m.observed = 'online'
           and not exists (select 1 from class_runs n where n.course_id = r.course_id and n.started_at is not null
             and n.ended_at is null and n.starts_at <= r.ends_at and n.ends_at > r.ends_at)`)
-    ).rows as { id: string; ends_at: string | Date }[];
+    ).rows as { id: string; region: string; ends_at: string | Date }[];
     let sent = 0;
-    for (const r of rows) sent += deps.warn(r.id, new Date(r.ends_at));
+    for (const r of rows) sent += deps.warn(r.id, new Date(r.ends_at), courseTimeZone(r.region));
     return sent;
   }
 
