@@ -49,7 +49,7 @@ export const GatewayServerMessage = z.discriminatedUnion('type', [
    * The machine stops at stopAt: for lack of input unless the user does something (reason idle, the default), or
    * because the course's class ends then (reason class-end: nothing the student does keeps it running).
    */
-  z.object({ type: z.literal('idle-warning'), stopAt: z.string(), reason: z.enum(['idle', 'class-end']).optional() }),
+  z.object({ type: z.literal('idle-warning'), stopAt: z.string(), reason: z.enum(['idle', 'class-end']).optional(), timeZone: z.string().optional() }),
   /** Sent right before the gateway closes the socket for good (no reconnect). */
   z.object({
     type: z.literal('stopped'),

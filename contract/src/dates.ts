@@ -101,9 +101,14 @@ export function instantAt(day: string, minute: number, timeZone: string): number
 
 /** `HH:MM` (24-hour) of an instant on the course's country's wall clock ('' for an invalid date). */
 export function formatCourseTime(value: Date | string | number, region: string): string {
+  return formatTimeInZone(value, courseTimeZone(region));
+}
+
+/** `HH:MM` (24-hour) of an instant on a zone's wall clock ('' for an invalid date). */
+export function formatTimeInZone(value: Date | string | number, timeZone: string): string {
   const ms = toMs(value);
   if (Number.isNaN(ms)) return '';
-  const c = new Date(wallClock(ms, courseTimeZone(region)).asUtc);
+  const c = new Date(wallClock(ms, timeZone).asUtc);
   return `${pad(c.getUTCHours())}:${pad(c.getUTCMinutes())}`;
 }
 

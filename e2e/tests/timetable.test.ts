@@ -149,6 +149,15 @@ it('a class two minutes ahead: machines online before it starts, stopped after i
   // During the class the student's card says so; after its end the machine stops with the class's reason.
   await studentPage.waitForTimeout(Math.max(0, startAt - Date.now()));
   await studentCard.getByText(`Class now, until ${formatCourseTime(endAt, 'DE')}`).waitFor({ timeout: 30_000 });
+  // The student connects: the machine already runs with their home (given to them as the class's machines started),
+  // so the desktop comes without a restart; in the class's last five minutes they are told it ends (on the course's
+  // clock, as the card says), not asked "Still there?".
+  const [tab] = await Promise.all([studentPage.context().waitForEvent('page'), studentCard.getByRole('button', { name: 'Connect' }).click()]);
+  await tab.getByTestId('transport').waitFor({ timeout: 60_000 });
+  const notice = tab.getByRole('dialog', { name: 'The class ends soon' });
+  await notice.waitFor({ timeout: 120_000 });
+  expect(await notice.innerText()).toContain(`The class ends at ${formatCourseTime(endAt, 'DE')} and this machine stops then.`);
+  await snap(tab, 'timetable-02b-class-ends');
   await expect
     .poll(async () => (await entry(token, packId)).instanceStatus, { timeout: endAt - Date.now() + 120_000, interval: 2000 })
     .toBe('offline');

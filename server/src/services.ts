@@ -75,7 +75,7 @@ export async function createContext(deps: AppDeps, log: FastifyBaseLogger): Prom
   ctx.jobs.push(...machines.jobs);
   ctx.jobs.push(ledgerExpiryJob(ledger, clock), ...billing.jobs);
   ctx.jobs.push(hourAlertsJob(createHourAlerts({ db, mailer, clock, publicUrl: deps.config.publicUrl }), () => machines.machines.reconciler.isLeader()));
-  const classRunner = createClassRunner({ db, clock, log, warmMs, machines: machines.machines, ledger, events, warn: (id, at) => connect.gateway.warn(id, at, 'class-end') });
+  const classRunner = createClassRunner({ db, clock, log, warmMs, machines: machines.machines, ledger, events, warn: (id, at, timeZone) => connect.gateway.warn(id, at, 'class-end', timeZone) });
   ctx.jobs.push(timetableJob(classRunner, () => machines.machines.reconciler.isLeader()));
   ctx.jobs.push(identityCleanupJob(db, clock));
   ctx.jobs.push({ name: 'rate-limit-cleanup', intervalMs: 60_000, runOnce: async () => void (await counters.sweep()) });

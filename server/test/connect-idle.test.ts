@@ -73,8 +73,9 @@ describe('idle protection', () => {
     const id = await onlineMachine();
     const c = await connect(id);
     const endsAt = new Date(clock.now().getTime() + 5 * MIN);
-    expect(s.app.ctx.connect.gateway.warn(id, endsAt, 'class-end')).toBe(1);
-    expect(await c.text('idle-warning')).toEqual({ type: 'idle-warning', stopAt: endsAt.toISOString(), reason: 'class-end' });
+    expect(s.app.ctx.connect.gateway.warn(id, endsAt, 'class-end', 'Europe/Berlin')).toBe(1);
+    // The tab shows the end on the course's wall clock, as the dashboard's "Class now, until …" does.
+    expect(await c.text('idle-warning')).toEqual({ type: 'idle-warning', stopAt: endsAt.toISOString(), reason: 'class-end', timeZone: 'Europe/Berlin' });
     expect(s.app.ctx.connect.gateway.warn(id, endsAt, 'class-end')).toBe(0); // once per stop time
     c.ws.send(pointer()); // working on does not bring it back
     await roundTrip(c);

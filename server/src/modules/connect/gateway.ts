@@ -377,7 +377,7 @@ export function createGateway(deps: ConnectDeps) {
       await Promise.all([...live.values()].map(flushSession));
     },
     /** Sends the 'Still there?' warning (or the class's end) once per stop time to the machine's sessions on this server. */
-    warn(machineId: string, stopAt: Date, reason: 'idle' | 'class-end' = 'idle'): number {
+    warn(machineId: string, stopAt: Date, reason: 'idle' | 'class-end' = 'idle', timeZone?: string): number {
       let sent = 0;
       for (const s of live.values()) {
         const at = stopAt.toISOString();
@@ -385,7 +385,7 @@ export function createGateway(deps: ConnectDeps) {
         if (reason === 'class-end') {
           if (s.toldClassEnd === at) continue;
           s.toldClassEnd = at;
-          s.send({ type: 'idle-warning', stopAt: at, reason });
+          s.send({ type: 'idle-warning', stopAt: at, reason, ...(timeZone ? { timeZone } : {}) });
         } else {
           if (s.warnedStopAt === at) continue;
           s.warnedStopAt = at;

@@ -1,7 +1,15 @@
+import { formatTimeInZone } from '@hyperdesk/contract';
 import { Dialog } from '../../components/Dialog';
 import styles from './Connect.module.css';
 
-function clock(iso: string): string {
+/** The stop time on the zone's wall clock (a class: the course's, as the dashboard shows it), else the browser's. */
+function clock(iso: string, timeZone: string | null): string {
+  try {
+    const t = timeZone ? formatTimeInZone(iso, timeZone) : '';
+    if (t) return t;
+  } catch {
+    // a zone this browser does not know: its own clock
+  }
   return new Date(iso).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
 }
 
@@ -22,7 +30,7 @@ const TEXTS = {
  * The machine stops soon: 'Still there?' for lack of use (unless the user answers or uses the desktop), or the end
  * of the class, which nothing in the tab changes.
  */
-export function IdleDialog({ stopAt, reason, onStillHere }: { stopAt: string | null; reason: 'idle' | 'class-end'; onStillHere(): void }) {
+export function IdleDialog({ stopAt, reason, timeZone, onStillHere }: { stopAt: string | null; reason: 'idle' | 'class-end'; timeZone: string | null; onStillHere(): void }) {
   const text = TEXTS[reason];
   return (
     <Dialog
@@ -31,7 +39,7 @@ export function IdleDialog({ stopAt, reason, onStillHere }: { stopAt: string | n
         if (!open) onStillHere();
       }}
       title={text.title}
-      description={stopAt ? text.description(clock(stopAt)) : undefined}
+      description={stopAt ? text.description(clock(stopAt, timeZone)) : undefined}
     >
       <div className={styles.buttons}>
         <button type="button" className={styles.primary} onClick={onStillHere} autoFocus>

@@ -27,6 +27,8 @@ export interface DesktopState {
   idleStopAt: string | null;
   /** Why the machine stops at idleStopAt: no input ('idle'), or the end of the class ('class-end'). */
   idleReason: 'idle' | 'class-end';
+  /** The zone whose wall clock idleStopAt is shown on (a class's end: the course's), else the browser's. */
+  idleTimeZone: string | null;
   idleStopMinutes: number | null;
   remoteClipboard: string;
   transport: Transport;
@@ -91,7 +93,7 @@ const loadRfb = () =>
  * renders `state` through `onChange`.
  */
 export class DesktopConnection {
-  state: DesktopState = { phase: { kind: 'connecting', attempt: 1 }, rttMs: null, bitsPerSecond: 0, idleStopAt: null, idleReason: 'idle', idleStopMinutes: null, remoteClipboard: '', transport: preferredTransport(), stats: null, hasAudio: false, muted: true, quality: preferredQuality() };
+  state: DesktopState = { phase: { kind: 'connecting', attempt: 1 }, rttMs: null, bitsPerSecond: 0, idleStopAt: null, idleReason: 'idle', idleTimeZone: null, idleStopMinutes: null, remoteClipboard: '', transport: preferredTransport(), stats: null, hasAudio: false, muted: true, quality: preferredQuality() };
   private gen = 0;
   private failures = 0;
   private refusedTickets = 0;
@@ -373,7 +375,7 @@ export class DesktopConnection {
     else if (msg.type === 'hello') {
       this.set({ idleStopMinutes: msg.idleStopMinutes });
       if (ws.readyState === WebSocket.OPEN) ws.send(pingMessage(performance.now()));
-    } else if (msg.type === 'idle-warning') this.set({ idleStopAt: msg.stopAt, idleReason: msg.reason ?? 'idle' });
+    } else if (msg.type === 'idle-warning') this.set({ idleStopAt: msg.stopAt, idleReason: msg.reason ?? 'idle', idleTimeZone: msg.timeZone ?? null });
     else if (msg.type === 'stopped') this.stopped = msg;
   }
 

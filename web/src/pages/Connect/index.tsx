@@ -188,7 +188,7 @@ function Desktop({ payload }: { payload: ConnectPayload }) {
           </div>
         ) : null}
       </div>
-      <IdleDialog stopAt={state?.idleStopAt ?? null} reason={state?.idleReason ?? 'idle'} onStillHere={() => conn.current?.stillHere()} />
+      <IdleDialog stopAt={state?.idleStopAt ?? null} reason={state?.idleReason ?? 'idle'} timeZone={state?.idleTimeZone ?? null} onStillHere={() => conn.current?.stillHere()} />
     </main>
   );
 }
