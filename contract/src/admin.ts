@@ -232,9 +232,12 @@ export type AuditQuery = z.infer<typeof AuditQuery>;
 export const AuditExportQuery = AuditQuery.omit({ after: true, limit: true });
 export type AuditExportQuery = z.infer<typeof AuditExportQuery>;
 
-/** Who acted: an operator's console account, or the operator CLI (`npm run admin`) run by an OS user. */
+/**
+ * Who acted: an operator's console account, the operator CLI (`npm run admin`) run by an OS user, or an account
+ * holder changing their own account (two-factor sign-in on the Profile page).
+ */
 export const AuditActor = z.object({
-  kind: z.enum(['console', 'cli']),
+  kind: z.enum(['console', 'cli', 'account']),
   uid: z.string().nullable(),
   email: z.string().nullable(),
   osUser: z.string().nullable(),

@@ -246,7 +246,7 @@ describe('two-factor sign-in', () => {
       return res.body.items as { at: string; actor: unknown; action: string; targetId: string; before: unknown; after: unknown }[];
     };
     const mine = await audit(`action=user.totp&target=${encodeURIComponent(u.email)}`);
-    const actor = { kind: 'console', uid: u.row.id, email: u.email, osUser: null };
+    const actor = { kind: 'account', uid: u.row.id, email: u.email, osUser: null }; // their own account, not the console
     expect(mine.map(({ at, actor: a, action, targetId, before, after }) => ({ at, actor: a, action, targetId, before, after }))).toEqual([
       {
         at: offAt.toISOString(), actor, action: 'user.totp.disable', targetId: u.row.id,
@@ -276,7 +276,7 @@ describe('two-factor sign-in', () => {
     // The CSV export has the same rows with the address and browser in `after`.
     const csv = await (await fetch(`${s.base}/v1/admin/audit.csv?action=user.totp&target=${encodeURIComponent(u.email)}`, { headers: { idtoken: op.token } })).text();
     const lines = csv.trim().split('\r\n').slice(1);
-    expect(lines.map((l) => l.split(',').slice(2, 5).join(','))).toEqual(mine.map((e) => `console,${u.email},${e.action}`));
+    expect(lines.map((l) => l.split(',').slice(2, 5).join(','))).toEqual(mine.map((e) => `account,${u.email},${e.action}`));
     expect(lines[0]).toContain(`""ip"":""${ipC}""`);
     expect(lines[3]).toContain('""userAgent"":""Firefox/140""');
   });
@@ -302,6 +302,11 @@ describe('two-factor sign-in', () => {
     expect((await s.call('POST', '/v1/auth/refresh', { headers: withCookie(enrolled.cookie) })).status).toBe(401);
     expect((await login(u.email, u.password)).body.accessToken).toEqual(expect.any(String)); // no code step any more
     expect((await s.call('GET', '/v1/user/totp', { token: enrolled.token })).body).toMatchObject({ enabled: false, recoveryCodesLeft: 0 });
+    // An id token from before the reset still reads until it expires, but enrols nothing (a thief's token must not
+    // put the thief's authenticator on the account); one from a sign-in after the reset does.
+    const setup = (token: string) => s.call('POST', '/v1/user/totp/setup', { token, body: {} });
+    expect((await setup(enrolled.token)).body).toMatchObject({ statusCode: 401, code: 'auth/session-expired' });
+    expect((await s.call('POST', '/v1/user/totp/confirm', { token: enrolled.token, body: { code: '123456' } })).body).toMatchObject({ statusCode: 401, code: 'auth/session-expired' });
     // Nothing left to reset: refused, no second row.
     expect((await post(u.row.id)).body).toMatchObject({ statusCode: 409, code: 'admin/no-second-factor' });
 
@@ -319,6 +324,9 @@ describe('two-factor sign-in', () => {
     ]);
     expect(res.body.items).toHaveLength(1);
     expect((await s.call('GET', `/v1/admin/audit?actor=${encodeURIComponent(op.email)}&action=user.totp.reset`, { token: op.token })).body.items).toHaveLength(1);
+    clock.advance(1000);
+    const fresh = (await login(u.email, u.password)).body.accessToken as string;
+    expect((await setup(fresh)).status).toBe(200);
   });
 
   it('the first-admin helper gives a console-ready token', async () => {

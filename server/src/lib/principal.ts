@@ -17,4 +17,6 @@ export interface Principal {
   amr?: readonly string[];
   /** The `mfa` claim: a second factor was used in this sign-in (amr has 'otp'). The console requires it. */
   mfa?: boolean;
+  /** The `iat` claim, in seconds: when the id token was signed. */
+  issuedAt?: number;
 }

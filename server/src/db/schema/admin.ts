@@ -7,7 +7,7 @@ export const adminAudit = pgTable('admin_audit', {
   id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
   at: ts('at').notNull().defaultNow(),
   /** 'console': an operator's account (actor_id, actor_email); 'cli': the operator CLI run by actor_os_user. */
-  actorKind: text('actor_kind').$type<'console' | 'cli'>().notNull().default('console'),
+  actorKind: text('actor_kind').$type<'console' | 'cli' | 'account'>().notNull().default('console'),
   actorId: uuid('actor_id'),
   actorEmail: text('actor_email'),
   actorOsUser: text('actor_os_user'),

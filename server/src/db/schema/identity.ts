@@ -16,6 +16,8 @@ export const users = pgTable('users', {
   disabledAt: ts('disabled_at'),
   /** 0810: a generated first-admin password, to be changed before the console opens. */
   passwordMustChange: boolean('password_must_change').notNull().default(false),
+  /** The last operator's reset of the second factor: enrolling needs an id token issued after it. */
+  secondFactorResetAt: ts('second_factor_reset_at'),
 });
 
 export const sessions = pgTable(

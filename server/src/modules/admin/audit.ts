@@ -20,10 +20,21 @@ export interface CliActor {
   kind: 'cli';
   osUser: string;
 }
-/** Who acted: an operator's verified token in the console, or the CLI. */
-export type Actor = Principal | CliActor;
+/** An account holder changing their own account (not an operator's action). */
+export interface AccountActor {
+  kind: 'account';
+  uid: string;
+  email: string;
+}
+/** Who acted: an operator's verified token in the console, the CLI, or an account holder on their own account. */
+export type Actor = Principal | CliActor | AccountActor;
 
 const isCli = (a: Actor): a is CliActor => 'kind' in a && a.kind === 'cli';
+const isAccount = (a: Actor): a is AccountActor => 'kind' in a && a.kind === 'account';
+const actorColumns = (a: Actor) => {
+  if (isCli(a)) return { actorKind: 'cli' as const, actorOsUser: a.osUser.slice(0, 100) };
+  return { actorKind: isAccount(a) ? ('account' as const) : ('console' as const), actorId: a.uid, actorEmail: a.email };
+};
 
 /**
  * The audit log is append-only by construction: this file is the only code touching `admin_audit`, and it has an
@@ -34,9 +45,7 @@ const isCli = (a: Actor): a is CliActor => 'kind' in a && a.kind === 'cli';
 export async function recordAudit(q: Queryable, actor: Actor, r: AuditRecord, at: Date): Promise<void> {
   await q.insert(adminAudit).values({
     at,
-    ...(isCli(actor)
-      ? { actorKind: 'cli' as const, actorOsUser: actor.osUser.slice(0, 100) }
-      : { actorKind: 'console' as const, actorId: actor.uid, actorEmail: actor.email }),
+    ...actorColumns(actor),
     action: r.action,
     targetType: r.targetType,
     targetId: r.targetId,
@@ -46,7 +55,7 @@ export async function recordAudit(q: Queryable, actor: Actor, r: AuditRecord, at
 }
 
 type Row = {
-  id: string | number; k: string; at: unknown; actor_kind: 'console' | 'cli'; actor_id: string | null; actor_email: string | null;
+  id: string | number; k: string; at: unknown; actor_kind: 'console' | 'cli' | 'account'; actor_id: string | null; actor_email: string | null;
   actor_os_user: string | null; action: string; target_type: string; target_id: string; before: unknown; after: unknown;
 };
 

@@ -66,6 +66,7 @@ export async function createTokens(db: Db, clock: Clock): Promise<Tokens> {
         emailVerified: payload.email_verified === true,
         amr: Array.isArray(payload.amr) ? Object.freeze(payload.amr.filter((m): m is string => typeof m === 'string')) : [],
         mfa: payload.mfa === true,
+        ...(typeof payload.iat === 'number' ? { issuedAt: payload.iat } : {}),
       });
       return { principal, expiresAt: payload.exp * 1000 };
     } catch {

@@ -37,6 +37,18 @@ export async function twoFactorRoutes(app: FastifyInstance, ctx: Ctx, kit: Route
     if (!row || row.disabledAt) throw new HttpError(401, 'Your session has expired. Please log in again.', 'auth/session-expired');
     return row;
   };
+  /**
+   * The user, to enrol an authenticator: not with an id token signed before an operator's last reset of their
+   * second factor (a stolen token, still valid for up to 15 minutes, must not enrol the thief's authenticator).
+   */
+  const enrollerOf = async (p: Principal): Promise<UserRow> => {
+    const row = await userOf(p);
+    const resetAt = row.secondFactorResetAt?.getTime();
+    if (resetAt !== undefined && (p.issuedAt === undefined || p.issuedAt * 1000 < resetAt)) {
+      throw new HttpError(401, 'Your session has expired. Please log in again.', 'auth/session-expired');
+    }
+    return row;
+  };
   /** Counts a wrong code against the user (10 per 15 minutes), refusing once they are over. */
   const wrongCode = async (uid: string): Promise<never> => {
     await kit.limit.totpFailuresPerUser.hit(uid);
@@ -54,7 +66,7 @@ export async function twoFactorRoutes(app: FastifyInstance, ctx: Ctx, kit: Route
   });
 
   r.post('/user/totp/setup', { preHandler: app.authenticate, schema: { tags: ['user'], summary: 'A new authenticator secret and its QR code (shown once)', response: { 200: TotpSetup } } }, async (req, reply) => {
-    const setup = await twoFactor.begin(await userOf(principalOf(req)));
+    const setup = await twoFactor.begin(await enrollerOf(principalOf(req)));
     if (!setup) throw refused(409, 'totp/already-enabled');
     reply.header('cache-control', 'no-store');
     return setup;
@@ -65,7 +77,7 @@ export async function twoFactorRoutes(app: FastifyInstance, ctx: Ctx, kit: Route
   r.post('/user/totp/confirm', { preHandler: app.authenticate, schema: { tags: ['user'], summary: 'Turn two-factor sign-in on with a first code; answers the recovery codes (shown once)', body: TotpConfirmBody, response: { 200: TotpEnabled } } }, async (req, reply) => {
     const p = principalOf(req);
     await kit.refuseIfBlocked(reply, kit.limit.totpFailuresPerUser, p.uid);
-    const row = await userOf(p);
+    const row = await enrollerOf(p);
     const amr = [p.amr?.find((m) => m !== 'otp') ?? 'pwd', 'otp'];
     const now = ctx.clock.now();
     // On, the other sessions ended, the new session and the audit row (every user's, with where from): one commit.

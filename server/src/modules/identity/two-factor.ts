@@ -1,20 +1,20 @@
 import { and, eq, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
 import type { TotpSetup, TwoFactorStatus } from '@hyperdesk/contract';
 import type { Db, Queryable, Tx } from '../../db/client';
-import { recoveryCodes, userTotp } from '../../db/schema/index';
+import { recoveryCodes, users, userTotp } from '../../db/schema/index';
 import type { Clock } from '../../lib/clock';
 import { recordAudit, type Actor } from '../admin/audit';
 import { revokeUserSessions } from './sessions';
 import type { SignInFrom } from './sign-in';
 import { hashRecoveryCode, looksLikeRecoveryCode, matchStep, newRecoveryCodes, newTotpSecret, openSecret, otpauthUrl, qrSvg, sealSecret } from './totp';
-import { toPrincipal, type UserRow } from './users';
+import type { UserRow } from './users';
 
 /** Which second factor a code proved: a TOTP code or one recovery code (now spent). */
 export type FactorUsed = 'totp' | 'recovery';
 
 /**
  * The audit row of a change to a user's own second factor (turned on, turned off, a recovery code spent), written
- * for every user, not only operators: the actor is the account itself, `after` says where the request came from (as
+ * for every user, not only operators: the actor is the account itself (kind 'account'), `after` says where the request came from (as
  * admin sign-ins' rows do).
  * Actions start with `user.totp.`, so the Audit page's action filter `user.totp` lists them with operators' resets.
  */
@@ -26,7 +26,7 @@ export async function auditOwnSecondFactor(
   from: SignInFrom,
   now: Date,
 ): Promise<void> {
-  await recordAudit(q, toPrincipal(user, []), {
+  await recordAudit(q, { kind: 'account', uid: user.id, email: user.email }, {
     action,
     targetType: 'user',
     targetId: user.id,
@@ -104,13 +104,15 @@ export interface SecondFactorRemoved {
  * section): removes the authenticator, an enrolment in progress and every recovery code, and ends the user's refresh
  * sessions, so a stolen session cannot enrol an authenticator of its own. Call it in the transaction that writes the
  * audit row. Null (and nothing done) when the user had none of them. An id token already issued stays valid until
- * it expires (15 minutes), but the console's guard reads the authenticator from the database: an admin so reset
- * must enrol again before it opens.
+ * it expires (15 minutes) for the rest of the API, but not to enrol (second_factor_reset_at), and the console's guard
+ * reads the authenticator from the database: an admin so reset must sign in and enrol again before it opens.
  */
 export async function resetSecondFactor(tx: Tx, userId: string, now: Date): Promise<SecondFactorRemoved | null> {
   const totp = await tx.delete(userTotp).where(eq(userTotp.userId, userId)).returning({ confirmedAt: userTotp.confirmedAt });
   const codes = await tx.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId)).returning({ usedAt: recoveryCodes.usedAt });
   if (!totp.length && !codes.length) return null;
+  // Enrolling again needs an id token signed after this (./two-factor-routes): one taken before cannot.
+  await tx.update(users).set({ secondFactorResetAt: now }).where(eq(users.id, userId));
   return {
     totp: totp.some((t) => t.confirmedAt !== null),
     enrolmentPending: totp.some((t) => t.confirmedAt === null),

@@ -27,6 +27,14 @@ function Actor({ actor }: { actor: AuditActor }) {
       </td>
     );
   }
+  if (actor.kind === 'account') {
+    return (
+      <td>
+        {actor.email}
+        <span className={styles.sub}>own account</span>
+      </td>
+    );
+  }
   return <td>{actor.email}</td>;
 }
 
