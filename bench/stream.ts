@@ -11,7 +11,7 @@
  *     ← delay line ← TUN 10.213.N.2 [ns hd-bench-cli-ID: this driver and Chromium; 127.0.0.1:8080 forwards to the server]
  * So the page, the API, the gateway WebSocket (TCP) and the agent's media (UDP between the desktop's address and
  * 10.213.N.2) all cross the shaped link; the delay lines print how many UDP and TCP packets they carried at the end.
- * The desktop image is IMAGE_ALIAS (default hyperdesk-desktop), built from this checkout's machine-image and agent
+ * The desktop image is hyperdesk-desktop-<recipe> (or IMAGE_ALIAS), built from this checkout's machine-image and agent
  * when its recipe changed; set IMAGE_ALIAS and LXD_IMAGE together to bench an image of your own.
  *
  * Measured per run: Start click (and the Connect tab's opening) → first frame → content (≥ 4 colours: windows

@@ -1,5 +1,9 @@
 #!/bin/sh
-# Builds the desktop image and imports it into LXD as `hyperdesk-desktop` (run as root; idempotent).
+# Builds the desktop image and imports it into LXD as `hyperdesk-desktop-<recipe>` (run as root; idempotent).
+# Each recipe has its own alias, so deployments of different versions on one host each create their desktops from
+# their own image and never rebuild or delete the other's; the images of the three recipes built or used last are
+# kept, older ones deleted. IMAGE_ALIAS names one alias instead (replaced at each recipe change). IMAGE_ALIAS_OUT:
+# a file to write the alias to (host-setup.sh passes it on to the server); IMAGE_PRINT_ALIAS=1 only prints it.
 # Two layers, each cached under IMAGE_CACHE (default /var/cache/hyperdesk/images, outside the clone) and rebuilt
 # only when its recipe changes: the base (Debian bookworm and the packages in packages.txt: minutes) and the
 # desktop layer (its init, the session, the streaming agent: seconds). Prints what it does.
@@ -8,15 +12,29 @@ here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 cache="${IMAGE_CACHE:-/var/cache/hyperdesk/images}"
 LXC="${LXC:-lxc}"
-ALIAS="${IMAGE_ALIAS:-hyperdesk-desktop}"
-mkdir -p "$cache"
 hash_of() { cat "$@" | sha256sum | cut -c1-16; }
 base_hash="$(hash_of "$here/packages.txt" "$here/build-base.sh")"
 base="$cache/base-$base_hash.tar.zst"
 recipe="$( (echo "$base_hash"; cat "$here/build.sh" "$here/desktop-session.sh" "$here/init.sh" "$here/udhcpc.sh" "$repo"/server/agent/*.py) | sha256sum | cut -c1-16)"
-current="$($LXC image list "$ALIAS" --format csv -c d 2>/dev/null | head -n1)"
+ALIAS="${IMAGE_ALIAS:-hyperdesk-desktop-$recipe}"
+if [ -n "${IMAGE_PRINT_ALIAS:-}" ]; then echo "$ALIAS"; exit 0; fi
+mkdir -p "$cache"
+# One build at a time on this host (deployments started together would import the same recipe twice).
+exec 8>"$cache/.build.lock" && flock 8
+done_with() {
+  [ -n "${IMAGE_ALIAS_OUT:-}" ] && printf '%s\n' "$ALIAS" > "$IMAGE_ALIAS_OUT"
+  [ -n "${IMAGE_ALIAS:-}" ] && return 0
+  # The recipes built or used last keep their images; the others go (desktops already created keep running).
+  echo "$(date +%s) $ALIAS" >> "$cache/used" && tail -n 50 "$cache/used" > "$cache/used.tmp" && mv "$cache/used.tmp" "$cache/used"
+  keep="$(sort -rn "$cache/used" | awk '!seen[$2]++ {print $2}' | head -n 3)"
+  for a in $($LXC image alias list --format csv 2>/dev/null | cut -d, -f1 | grep '^hyperdesk-desktop-'); do
+    printf '%s\n' "$keep" | grep -qx "$a" || { $LXC image delete "$a" >/dev/null 2>&1 && echo "  removed the older desktop image $a"; } || true
+  done
+}
+current="$($LXC image info "$ALIAS" 2>/dev/null | sed -n 's/^ *description: //p')"
 if [ "$current" = "Hyperdesk desktop $recipe" ]; then
   echo "  desktop image $recipe is current"
+  done_with
   exit 0
 fi
 if [ ! -f "$base" ]; then
@@ -61,3 +79,4 @@ old="$($LXC image list "$ALIAS" --format csv -c f 2>/dev/null | head -n1)"
 $LXC image import "$work/meta.tar.gz" "$work/rootfs.tar.zst" --alias "$ALIAS" >/dev/null
 [ -n "$old" ] && $LXC image delete "$old" >/dev/null 2>&1 || true
 echo "  imported as $ALIAS"
+done_with

@@ -100,7 +100,8 @@ fi
 lxc network set "$NETWORK" security.acls=hd-desktops security.acls.default.egress.action=reject security.acls.default.ingress.action=reject
 
 step "desktop image"
-sh "$here/../../machine-image/build.sh"
+mkdir -p "$DATA_DIR/lxd"
+IMAGE_ALIAS_OUT="$DATA_DIR/lxd/image" sh "$here/../../machine-image/build.sh"
 
 if ! lxc project show "$PROJECT" >/dev/null 2>&1; then
   step "project $PROJECT for $DATA_DIR"
@@ -131,7 +132,7 @@ if ! lxc query "/1.0/certificates/$fingerprint" >/dev/null 2>&1; then
   lxc config trust add "$certs/client.crt" --restricted --projects "$PROJECT" --name "hyperdesk-$PROJECT" >/dev/null
 fi
 cp /var/lib/lxd/server.crt "$certs/server.crt"
-printf 'LXD_URL=https://%s\nLXD_PROJECT=%s\n' "$ADDRESS" "$PROJECT" > "$certs/env"
+printf 'LXD_URL=https://%s\nLXD_PROJECT=%s\nLXD_IMAGE=%s\n' "$ADDRESS" "$PROJECT" "$(cat "$certs/image")" > "$certs/env"
 chmod 0600 "$certs/client.key"
 [ "$(stat -c %U "$DATA_DIR")" = "$USER_NAME" ] || chown -R "$USER_NAME:$USER_NAME" "$DATA_DIR"
 chown -R "$USER_NAME:$USER_NAME" "$certs"

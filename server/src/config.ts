@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import path from 'node:path';
 import { isIP } from 'node:net';
@@ -30,7 +31,8 @@ const Env = z.object({
   LXD_CERT_DIR: z.string().optional(),
   LXD_POOL: z.string().default('hyperdesk'),
   LXD_NETWORK: z.string().default('hdbr0'),
-  LXD_IMAGE: z.string().default('hyperdesk-desktop'),
+  /** The desktop image's alias; unset: the one host-setup.sh built for this checkout (LXD_CERT_DIR/image). */
+  LXD_IMAGE: z.string().optional(),
   /** Per-machine CPU cores and root disk of LXD desktops (the home's quota is MACHINE_DISK_MB). */
   MACHINE_CPUS: z.coerce.number().int().min(1).default(2),
   MACHINE_ROOT_MB: z.coerce.number().int().min(1024).default(8192),
@@ -101,7 +103,7 @@ function isAddressOrCidr(s: string): boolean {
   return Number(bits) <= (family === 4 ? 32 : 128);
 }
 
-export type Config = z.infer<typeof Env> & { publicUrl: string; dataDir: string; lxdProject: string; lxdCertDir: string };
+export type Config = z.infer<typeof Env> & { publicUrl: string; dataDir: string; lxdProject: string; lxdCertDir: string; lxdImage: string };
 
 /** The deployment's LXD project: named after its data dir, as scripts/lxd/host-setup.sh names it. */
 export const lxdProjectFor = (dataDir: string) => `hd-${createHash('sha256').update(dataDir).digest('hex').slice(0, 10)}`;
@@ -120,11 +122,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error('Invalid configuration:\n  TURN_URLS with turn: servers needs TURN_SECRET (coturn static-auth-secret)');
   }
   const dataDir = path.resolve(c.DATA_DIR);
+  const lxdCertDir = path.resolve(c.LXD_CERT_DIR ?? path.join(dataDir, 'lxd'));
   return {
     ...c,
     publicUrl: (c.PUBLIC_URL ?? `http://localhost:${c.PORT}`).replace(/\/$/, ''),
     dataDir,
     lxdProject: c.LXD_PROJECT ?? lxdProjectFor(dataDir),
-    lxdCertDir: path.resolve(c.LXD_CERT_DIR ?? path.join(dataDir, 'lxd')),
+    lxdCertDir,
+    lxdImage: c.LXD_IMAGE ?? builtImage(lxdCertDir) ?? 'hyperdesk-desktop',
   };
+}
+
+/** The image alias scripts/lxd/host-setup.sh built for this checkout's recipe (machine-image/build.sh), if any. */
+function builtImage(certDir: string): string | null {
+  try {
+    const alias = readFileSync(path.join(certDir, 'image'), 'utf8').trim();
+    return /^[a-z0-9][a-z0-9-]{0,63}$/.test(alias) ? alias : null;
+  } catch {
+    return null;
+  }
 }

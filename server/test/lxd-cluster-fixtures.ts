@@ -13,7 +13,10 @@ const STATE = '/run/hyperdesk-cluster-test.json';
 export const CLUSTER_PROJECT = 'hdct';
 export const CLUSTER_NETWORK = 'hdctnet';
 export const CLUSTER_POOL = 'hyperdesk';
+/** The image's alias inside the test cluster (the host's is hyperdesk-desktop-<recipe>: machine-image/build.sh). */
 const IMAGE = 'hyperdesk-desktop';
+const hostImage = () =>
+  execFileSync('sh', [path.join(import.meta.dirname, '../../machine-image/build.sh')], { env: { ...process.env, IMAGE_PRINT_ALIAS: '1' }, encoding: 'utf8' }).trim();
 
 export interface TestCluster {
   /** The members' names: hdct-a (bootstrap) and hdct-b. */
@@ -132,10 +135,11 @@ function startDaemon(ns: string, dir: string): void {
 
 /** The desktop image of the host's daemon, imported into the cluster (its files read in place, else exported). */
 async function importImage(root: string, lxcA: (args: string[]) => Promise<string>): Promise<void> {
-  const fp = JSON.parse(sh('lxc', ['query', `/1.0/images/aliases/${IMAGE}`])).target as string;
+  const host = hostImage();
+  const fp = JSON.parse(sh('lxc', ['query', `/1.0/images/aliases/${host}`])).target as string;
   let files = [`/var/lib/lxd/images/${fp}`, `/var/lib/lxd/images/${fp}.rootfs`];
   if (!files.every(existsSync)) {
-    await run('lxc', ['image', 'export', IMAGE, `${root}/image/`], { maxBuffer: 1 << 24 });
+    await run('lxc', ['image', 'export', host, `${root}/image/`], { maxBuffer: 1 << 24 });
     files = readdirSync(`${root}/image`).sort((a) => (a.startsWith('meta-') ? -1 : 1)).map((f) => `${root}/image/${f}`);
   }
   await lxcA(['image', 'import', ...files, '--alias', IMAGE]);

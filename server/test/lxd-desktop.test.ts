@@ -95,7 +95,7 @@ print(s.size() == (${w}, ${h}))\nEOF`);
   it('start is idempotent and a second server process (the same deployment) adopts the running desktop', async () => {
     const before = await initPid();
     await d.provider.start(a);
-    const restarted = createLxdProvider({ lxd: d.lxd, pool: 'hyperdesk', network: 'hdbr0', image: 'hyperdesk-desktop', limits: { cpus: 1, memoryMb: 1024, pids: 400, diskMb: 200, rootMb: 4096 } });
+    const restarted = createLxdProvider({ lxd: d.lxd, pool: 'hyperdesk', network: 'hdbr0', image: d.image, limits: { cpus: 1, memoryMb: 1024, pids: 400, diskMb: 200, rootMb: 4096 } });
     await restarted.start(a);
     expect(await initPid()).toBe(before);
     await until('the second process sees it running', async () => (await restarted.describe(a.machineId)).state === 'running', 60_000, 200);

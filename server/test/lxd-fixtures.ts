@@ -13,6 +13,8 @@ const SETUP = path.join(import.meta.dirname, '../../scripts/lxd/host-setup.sh');
 export interface LxdDeployment {
   dataDir: string;
   project: string;
+  /** The desktop image host-setup built for this checkout (hyperdesk-desktop-<recipe>). */
+  image: string;
   lxd: LxdClient;
   provider: MachineProvider;
   /** Runs a shell script inside a machine's instance as the desktop's user (a tenant's shell). */
@@ -36,7 +38,7 @@ export async function lxdDeployment(limits: Partial<LxdProviderOptions['limits']
     lxd,
     pool: 'hyperdesk',
     network: 'hdbr0',
-    image: 'hyperdesk-desktop',
+    image: env.LXD_IMAGE!,
     limits: { cpus: 1, memoryMb: 1024, pids: 400, diskMb: 200, rootMb: 4096, ...limits },
   });
   const run = (args: string[], timeoutMs = 60_000) =>
@@ -48,6 +50,7 @@ export async function lxdDeployment(limits: Partial<LxdProviderOptions['limits']
   return {
     dataDir,
     project,
+    image: env.LXD_IMAGE!,
     lxd,
     provider,
     shell: (id, script, timeoutMs) =>

@@ -16,7 +16,7 @@ export const MACHINE_PROVIDERS: Record<Config['MACHINE_PROVIDER'], Factory> = {
       lxd: createLxdClient(connectionFromDir(config.LXD_URL, config.lxdProject, config.lxdCertDir)),
       pool: config.LXD_POOL,
       network: config.LXD_NETWORK,
-      image: config.LXD_IMAGE,
+      image: config.lxdImage,
       log,
       limits: { cpus: config.MACHINE_CPUS, memoryMb: config.MACHINE_MEMORY_MB, pids: config.MACHINE_PIDS, diskMb: config.MACHINE_DISK_MB, rootMb: config.MACHINE_ROOT_MB },
     }),
