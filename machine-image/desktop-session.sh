@@ -25,11 +25,13 @@ export DISPLAY=:0 XAUTHORITY="$R/xauth"
 # x11vnc ends cleanly on a change of the screen size (-xrandr exit; it crashes otherwise) and is started again.
 # One that starts while the size changes can read the old size and miss the change (on a busy host the gap is
 # long), so for its first seconds the loop below compares the screen with the size it had at the start.
+# X11VNC_AVOID_WINDOWS=never: x11vnc otherwise waits 8-45 s after a viewer connects (for a display manager's
+# login to end) before it makes the window that owns the selections, and drops the viewer's clipboard meanwhile.
 screen_size() { xwininfo -root 2>/dev/null | awk '/Width:/{w=$2} /Height:/{h=$2} END{print w "x" h}'; }
 start_vnc() {
   vsize=$(screen_size)
   vstart=$SECONDS
-  x11vnc -display :0 -auth "$R/xauth" -unixsock "$R/vnc.sock" -rfbport 0 -forever -shared -nopw -quiet -xrandr exit \
+  X11VNC_AVOID_WINDOWS=never x11vnc -display :0 -auth "$R/xauth" -unixsock "$R/vnc.sock" -rfbport 0 -forever -shared -nopw -quiet -xrandr exit \
     -desktop "$NAME" &
   vpid=$!
 }

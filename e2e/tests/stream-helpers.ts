@@ -60,8 +60,10 @@ export const machineLog = (server: RunningServer, machineId: string): string => 
  * types into whatever has the desktop's focus (the pointer stays where it is).
  */
 export async function runInTerminal(tab: Page, line: string, click = true): Promise<void> {
-  const box = (await tab.getByTestId('desktop-video').boundingBox())!;
-  if (click) await tab.mouse.click(box.x + box.width / 4, box.y + box.height / 4);
+  if (click) {
+    const box = (await tab.getByTestId('desktop-video').boundingBox())!;
+    await tab.mouse.click(box.x + box.width / 4, box.y + box.height / 4);
+  }
   await tab.keyboard.type(`${line}\n`, { delay: 15 });
 }
 

@@ -13,7 +13,7 @@ afterAll(async () => {
   await server?.close();
 });
 
-it('Ctrl+V pastes the local clipboard into the terminal, text without key events arrives intact, a stop from another tab shows at once', async () => {
+it('Ctrl+V pastes the local clipboard into the terminal (WebRTC and VNC), text without key events arrives intact, a stop from another tab shows at once', async () => {
   const b = await streamingTab(server, browser, 'Text Tester');
   const { tab } = b;
   await b.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.base });
@@ -35,6 +35,17 @@ it('Ctrl+V pastes the local clipboard into the terminal, text without key events
   await tab.keyboard.type("' > typed.txt\n", { delay: 15 });
   await expect.poll(() => readHome(server, b.machineId, 'typed.txt'), { timeout: 15_000 }).toBe('café ü € ñ ß\n');
   await snap(tab, 'stream-text-typed');
+
+  // The same Ctrl+V under VNC (noVNC's canvas gets no paste event: the tab reads the clipboard, which it may here).
+  await tab.getByTestId('switch-transport').click();
+  await expect.poll(() => tab.getByTestId('transport').innerText()).toBe('VNC');
+  await tab.locator('[data-testid="desktop"] canvas').waitFor({ timeout: 30_000 });
+  expect(await terminalOutput(server, b, 'echo over vnc', 'vnc.txt', false)).toBe('over vnc\n');
+  await tab.evaluate(() => navigator.clipboard.writeText('pasted over VNC 7\n'));
+  await tab.keyboard.type('cat > vncpasted.txt\n', { delay: 15 });
+  await tab.keyboard.press('Control+V');
+  await expect.poll(() => readHome(server, b.machineId, 'vncpasted.txt'), { timeout: 15_000 }).toBe('pasted over VNC 7\n');
+  await tab.keyboard.press('Control+D');
 
   // Stopped from the dashboard in another tab: the connect tab says so within seconds, and what to do next.
   await b.page.goto(`${server.base}/dashboard`);

@@ -3,7 +3,7 @@ import { GATEWAY_CLOSE, type GatewayServerMessage } from '@hyperdesk/contract';
 import { ApiError } from '../../api/http';
 import { activeMessage, gatewayUrl, parseGatewayMessage, pingMessage, requestTicket } from '../../api/connect';
 import { RtcStream, type Quality, type StreamStats } from './webrtc';
-import { vncKeyboardField } from './vnckeys';
+import { attachVncPaste, vncKeyboardField } from './vnckeys';
 
 export type Transport = 'webrtc' | 'vnc';
 
@@ -102,6 +102,7 @@ export class DesktopConnection {
   private rtc: RtcStream | null = null;
   /** The VNC view's text field for a phone's on-screen keyboard (made when first asked for). */
   private vncKeys: { focus(): void; remove(): void } | null = null;
+  private vncPaste: (() => void) | null = null;
   private timers: ReturnType<typeof setInterval>[] = [];
   private retry: ReturnType<typeof setTimeout> | null = null;
   private bytes = 0;
@@ -215,6 +216,8 @@ export class DesktopConnection {
     this.rtc = null;
     this.vncKeys?.remove();
     this.vncKeys = null;
+    this.vncPaste?.();
+    this.vncPaste = null;
     const rfb = this.rfb;
     this.rfb = null;
     this.ws = null;
@@ -271,6 +274,7 @@ export class DesktopConnection {
       this.set({ remoteClipboard: text });
       navigator.clipboard?.writeText(text).catch(() => undefined);
     });
+    this.vncPaste = attachVncPaste(this.target, rfb);
     this.rfb = rfb;
     this.ws = ws;
     this.startMeters(ws);

@@ -10,6 +10,12 @@ const LEFT_RIGHT: Record<string, [number, number]> = {
   Shift: [0xffe1, 0xffe2], Control: [0xffe3, 0xffe4], Alt: [0xffe9, 0xffea], Meta: [0xffeb, 0xffec], OS: [0xffeb, 0xffec],
 };
 
+/** The browser's paste shortcuts: Ctrl+V (Ctrl+Shift+V too) and Shift+Insert. */
+export function isPasteKey(e: Pick<KeyboardEvent, 'key' | 'ctrlKey' | 'shiftKey' | 'altKey' | 'metaKey'>): boolean {
+  if (e.altKey || e.metaKey) return false;
+  return (e.ctrlKey && e.key.toLowerCase() === 'v') || (e.shiftKey && !e.ctrlKey && e.key === 'Insert');
+}
+
 export function keysymOf(e: Pick<KeyboardEvent, 'key' | 'code'>): number | null {
   const lr = LEFT_RIGHT[e.key];
   if (lr) return e.code.endsWith('Right') ? lr[1] : lr[0];

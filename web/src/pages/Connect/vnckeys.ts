@@ -1,5 +1,6 @@
 import type RFB from '@novnc/novnc';
 import { keyField, keysymOf } from './keysym';
+import { VncPasteKeys } from './vncpaste';
 
 /**
  * A text field for the VNC view's on-screen keyboard: noVNC listens for keys on its canvas, which a phone does not
@@ -46,4 +47,34 @@ export function vncKeyboardField(target: HTMLElement, rfb: RFB): { focus(): void
     held.clear();
   });
   return { focus: () => k.focus({ preventScroll: true }), remove: () => k.remove() };
+}
+
+/**
+ * Paste keys in the VNC view (./vncpaste): capture-phase listeners on the view, so a Ctrl+V on noVNC's canvas or on
+ * the keyboard field goes through VncPasteKeys and never reaches noVNC, whose own key handling continues for the
+ * rest. Answers the remover.
+ */
+export function attachVncPaste(target: HTMLElement, rfb: RFB): () => void {
+  const paste = new VncPasteKeys({
+    read: () => (navigator.clipboard?.readText ? navigator.clipboard.readText() : Promise.reject(new Error('no Clipboard API'))),
+    paste: (text) => rfb.clipboardPasteFrom(text),
+    key: (keysym, code, down) => rfb.sendKey(keysym, code, down),
+  });
+  const ours = (e: Event) => e.target instanceof HTMLCanvasElement || (e.target instanceof HTMLElement && e.target.dataset.testid === 'desktop-keys');
+  const take = (handled: boolean, e: KeyboardEvent) => {
+    if (!handled) return;
+    e.preventDefault();
+    e.stopPropagation();
+  };
+  const down = (e: KeyboardEvent) => ours(e) && take(paste.down(e), e);
+  const up = (e: KeyboardEvent) => ours(e) && take(paste.up(e), e);
+  const out = () => paste.releaseAll();
+  target.addEventListener('keydown', down, true);
+  target.addEventListener('keyup', up, true);
+  target.addEventListener('focusout', out, true);
+  return () => {
+    target.removeEventListener('keydown', down, true);
+    target.removeEventListener('keyup', up, true);
+    target.removeEventListener('focusout', out, true);
+  };
 }

@@ -1,5 +1,5 @@
 import type { GatewayServerMessage, IceServer } from '@hyperdesk/contract';
-import { keyField, keysymOf } from './keysym';
+import { isPasteKey, keyField, keysymOf } from './keysym';
 import { bindTouch } from './touch';
 
 export interface StreamStats {
@@ -30,12 +30,6 @@ function codecs(): ('h264' | 'vp8')[] {
   if (types.has('video/h264')) out.push('h264');
   if (types.has('video/vp8') || !out.length) out.push('vp8');
   return out;
-}
-
-/** The browser's paste shortcuts: Ctrl+V (Ctrl+Shift+V too) and Shift+Insert. */
-function isPasteKey(e: KeyboardEvent): boolean {
-  if (e.altKey || e.metaKey) return false;
-  return (e.ctrlKey && e.key.toLowerCase() === 'v') || (e.shiftKey && !e.ctrlKey && e.key === 'Insert');
 }
 
 /**
