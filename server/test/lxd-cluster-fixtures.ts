@@ -3,6 +3,8 @@ import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { createLxdClient, type LxdClient } from '../src/modules/machines/providers/lxd/client';
+import { lxdProjectFor } from '../src/config';
+import { prepareLxd, removeProject } from './lxd-fixtures';
 
 const run = promisify(execFile);
 /** Names no one else on this machine uses: two network namespaces, the host's bridge between them, their subnet. */
@@ -15,8 +17,16 @@ export const CLUSTER_NETWORK = 'hdctnet';
 export const CLUSTER_POOL = 'hyperdesk';
 /** The image's alias inside the test cluster (the host's is hyperdesk-desktop-<recipe>: machine-image/build.sh). */
 const IMAGE = 'hyperdesk-desktop';
-const hostImage = () =>
-  execFileSync('sh', [path.join(import.meta.dirname, '../../machine-image/build.sh')], { env: { ...process.env, IMAGE_PRINT_ALIAS: '1' }, encoding: 'utf8' }).trim();
+/** The host's desktop image for this checkout, made as npm start makes it (a first test on a fresh host builds it). */
+async function hostImage(): Promise<string> {
+  const dataDir = mkdtempSync('/var/tmp/hdct-setup-');
+  try {
+    return (await prepareLxd(dataDir)).LXD_IMAGE!;
+  } finally {
+    removeProject(lxdProjectFor(dataDir));
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
 
 export interface TestCluster {
   /** The members' names: hdct-a (bootstrap) and hdct-b. */
@@ -135,7 +145,7 @@ function startDaemon(ns: string, dir: string): void {
 
 /** The desktop image of the host's daemon, imported into the cluster (its files read in place, else exported). */
 async function importImage(root: string, lxcA: (args: string[]) => Promise<string>): Promise<void> {
-  const host = hostImage();
+  const host = await hostImage();
   const fp = JSON.parse(sh('lxc', ['query', `/1.0/images/aliases/${host}`])).target as string;
   let files = [`/var/lib/lxd/images/${fp}`, `/var/lib/lxd/images/${fp}.rootfs`];
   if (!files.every(existsSync)) {

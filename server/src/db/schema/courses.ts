@@ -47,6 +47,8 @@ export const courseHomes = pgTable(
     userId: uuid('user_id').notNull(),
     homeKey: text('home_key').notNull(),
     createdAt: ts('created_at').notNull().defaultNow(),
+    /** The student's first seat on the course (null: a home given before they connected). */
+    joinedAt: ts('joined_at'),
   },
   (t) => [primaryKey({ columns: [t.courseId, t.userId] })],
 );

@@ -68,7 +68,7 @@ export function createRosterMembers(deps: RosterMembersDeps) {
     const now = clock.now();
     const res = await db.execute(sql`
       select r.email, r.added_at, u.id is not null as signed_up, coalesce(u.email_verified_at is not null, false) as verified,
-        exists (select 1 from course_homes h where h.course_id = r.course_id and h.user_id = u.id) as joined,
+        exists (select 1 from course_homes h where h.course_id = r.course_id and h.user_id = u.id and h.joined_at is not null) as joined,
         (select m.name from seats s join machines m on m.id = s.machine_id
           where s.course_id = r.course_id and s.user_id = u.id
             and s.last_seen_at >= ${new Date(now.getTime() - SEAT_STALE_MS).toISOString()}::timestamptz) as seat,

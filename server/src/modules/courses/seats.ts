@@ -5,7 +5,7 @@
  * either wins or sees someone else's row and tries the next machine, so concurrent claims never share a seat and
  * never exceed the course's VMs machines, on PostgreSQL as on PGlite, inside or outside a transaction.
  */
-import { and, eq, gt, inArray, lt, sql } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNull, lt, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client';
 import { courseHomes, machines, seats } from '../../db/schema/index';
 import { Conflict } from '../../errors';
@@ -18,11 +18,17 @@ export const SEATS_FULL_MESSAGE = 'All machines of this course are in use. Pleas
 /** The home folder a student has on a course's machines, whichever seat they get (issue 11.4). */
 export const courseHomeKey = (courseId: string, userId: string) => `course-${courseId}-${userId}`;
 
-/** Points the machine at the student's home (the reconciler restarts a running desktop that has another one). */
-async function attachHome(q: Queryable, machineId: string, courseId: string, userId: string): Promise<void> {
+/**
+ * Points the machine at the student's home (the reconciler restarts a running desktop that has another one); `at`:
+ * the student takes a seat now (their first one marks them joined), null: the home is given ahead of them.
+ */
+async function attachHome(q: Queryable, machineId: string, courseId: string, userId: string, at: Date | null): Promise<void> {
   const homeKey = courseHomeKey(courseId, userId);
   await q.update(machines).set({ lastStudentId: userId, homeKey }).where(eq(machines.id, machineId));
-  await q.insert(courseHomes).values({ courseId, userId, homeKey }).onConflictDoNothing();
+  await q.insert(courseHomes).values({ courseId, userId, homeKey, joinedAt: at }).onConflictDoNothing();
+  if (at) {
+    await q.update(courseHomes).set({ joinedAt: at }).where(and(eq(courseHomes.courseId, courseId), eq(courseHomes.userId, userId), isNull(courseHomes.joinedAt)));
+  }
 }
 
 /**
@@ -53,7 +59,7 @@ export async function assignHomes(q: Queryable, courseId: string, machineIds: st
     if (m.kept || !starting.has(m.id)) continue;
     const userId = waiting.shift();
     if (!userId) break;
-    await attachHome(q, m.id, courseId, userId);
+    await attachHome(q, m.id, courseId, userId, null);
     n++;
   }
   return n;
@@ -98,7 +104,7 @@ export async function claimSeat(q: Queryable, userId: string, courseId: string, 
         .onConflictDoNothing()
         .returning({ machineId: seats.machineId });
       if (won.length) {
-        await attachHome(q, m.id, courseId, userId);
+        await attachHome(q, m.id, courseId, userId, at);
         return m.id;
       }
       // Lost the race for this machine, or a concurrent claim of the same student won a seat: look again.
