@@ -66,6 +66,17 @@ export interface RunningServer {
  * a pipe nobody reads (output() then holds stderr only). `sharedDatabaseUrl` runs it on a database the caller made
  * (and drops): several replicas on one PostgreSQL, each with its own DATA_DIR and port.
  */
+/** Servers started in this file and not closed yet (a start that outlived its hook's timeout included). */
+const started = new Set<RunningServer>();
+
+/**
+ * Closes what the file's own afterAll could not: a server whose start outlived the hook's timeout (the test never got
+ * it) or that a failed test left. Run after each file (e2e/setup.ts), so no server, desktop or database outlives it.
+ */
+export async function closeAllServers(): Promise<void> {
+  for (const s of [...started]) await s.close().catch(() => undefined);
+}
+
 export async function startServer(
   extraEnv: Record<string, string> = {},
   opts: { readStdout?: boolean; sharedDatabaseUrl?: string } = {},
@@ -104,7 +115,7 @@ export async function startServer(
     output: () => out,
     async stop(signal = 'SIGTERM') {
       const p = server.proc;
-      if (p.exitCode !== null || p.signalCode !== null) return;
+      if (!p || p.exitCode !== null || p.signalCode !== null) return;
       await new Promise<void>((resolve) => {
         p.once('exit', () => resolve());
         p.kill(signal);
@@ -115,6 +126,7 @@ export async function startServer(
       await launch();
     },
     async close() {
+      if (!started.delete(server)) return; // closed already
       await server.stop();
       // Desktops outlive the server on purpose (a restart adopts them); a finished test ends its own.
       await removeDesktops(dataDir);
@@ -145,6 +157,7 @@ export async function startServer(
     server.proc.kill('SIGKILL');
     throw new Error(`server did not become ready:\n${out}`);
   };
+  started.add(server);
   await launch();
   return server;
 }
