@@ -362,7 +362,17 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
   // Inside the tab, from its navigation start: gateway socket created / open, the agent's offer, media connected, frame.
   const marks = (await tab.evaluate('window.__hd.at')) as Record<string, number>;
   const inTab = ['socket', 'open', 'offer', 'connected'].filter((k) => marks[k] !== undefined).map((k) => `${k} ${fmtMs(marks[k]!)}`);
-  const milestones = `tab: ${[...inTab, `first frame ${fmtMs(frameInTab)}`].join(', ')}`;
+  let agentSide = '';
+  if (transport === 'webrtc') {
+    // The agent's own timeline of this viewer (its log): the DTLS certificate, the offer, the media path.
+    try {
+      const log = asUser(cfg.project, b.machineId, "grep -E 'DTLS certificate made|offer sent|connection (connecting|connected)' /tmp/agent.log | tail -n 4");
+      agentSide = `; agent: ${log.trim().split('\n').map((l) => l.replace(/^.*?(DTLS|offer|connection)/, '$1')).join(', ')}`;
+    } catch {
+      /* a desktop whose log cannot be read: the tab's marks stand alone */
+    }
+  }
+  const milestones = `tab: ${[...inTab, `first frame ${fmtMs(frameInTab)}`].join(', ')}${agentSide}`;
 
   // The scene: started from the desktop's xterm, then the patch (on top, focused) waits for keys.
   writeScene(cfg.project, b.machineId);

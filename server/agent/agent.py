@@ -59,6 +59,16 @@ def prewarm():
     for name in ('ximagesrc', 'videoconvert', 'x264enc', 'vp8enc', 'rtph264pay', 'rtpvp8pay', 'webrtcbin', 'nicesrc', 'dtlssrtpenc',
                  'opusenc', 'pulsesrc'):
         Gst.ElementFactory.make(name, None)
+    threading.Thread(target=make_dtls_certificate, daemon=True).start()
+
+
+def make_dtls_certificate():
+    """GStreamer's DTLS makes its certificate (an RSA key) when the process's first DTLS decoder is made, and keeps
+    it for the process's life: made here, beside the desktop's start, instead of inside the first viewer's
+    connection (a viewer that comes meanwhile waits for this one, never makes a second)."""
+    t0 = time.monotonic()
+    Gst.ElementFactory.make('dtlssrtpdec', None)
+    log('DTLS certificate made in %.0f ms' % ((time.monotonic() - t0) * 1000))
 
 
 def probe_pulse(server):

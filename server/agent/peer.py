@@ -175,6 +175,7 @@ class Peer:
         offer = reply.get_value('offer')
         self.webrtc.emit('set-local-description', offer, Gst.Promise.new())
         self.agent.send(self.conn, {'type': 'offer', 'sdp': with_rtx_time(offer.sdp.as_text())})
+        self.agent.log_fn('offer sent %.0f ms after the viewer started' % ((time.monotonic() - self.started_at) * 1000))
 
     def on_ice(self, _el, mline, candidate):
         self.agent.send(self.conn, {'type': 'ice', 'candidate': candidate, 'sdpMLineIndex': mline})
