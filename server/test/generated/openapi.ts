@@ -5487,7 +5487,7 @@ export interface operations {
                             at: string;
                             actor: {
                                 /** @enum {string} */
-                                kind: "console" | "cli";
+                                kind: "console" | "cli" | "account";
                                 uid: string | null;
                                 email: string | null;
                                 osUser: string | null;
