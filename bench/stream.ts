@@ -192,6 +192,9 @@ interface Run {
   detail: string;
   /** WebRTC: what the key → photon budget by stage is made of. */
   stages: StageInputs | null;
+  /** While a file goes up through the Files panel at the link's full speed: the picture's fps and the upload's rate. */
+  uploadFps: number;
+  uploadKbps: number;
 }
 
 function forwarder(srvIp: string): Promise<void> {
@@ -461,6 +464,8 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
     await sleep(250 + Math.random() * 350);
   }
 
+  const up = await uploadSample(tab, cfg.seconds);
+
   await tab.close();
   await card.getByRole('button', { name: 'Stop' }).click();
   await until(async () => (await statusOf(cfg.base, b.token, b.machineId)) === 'offline', 'the machine to stop', 120_000);
@@ -484,7 +489,29 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
     gearsFps: gears,
     detail,
     stages,
+    uploadFps: up.fps,
+    uploadKbps: up.kbps,
   };
+}
+
+/**
+ * An upload at full speed beside the picture (issue 21: the video keeps ≥ 25 fps): a file through the Files panel,
+ * over the same shaped link as everything else, big enough to outlast the sample; the picture's frames are counted
+ * while it goes (WebRTC: decoded frames; VNC: canvas updates), and the upload's rate is its size over its time.
+ */
+async function uploadSample(tab: Page, seconds: number): Promise<{ fps: number; kbps: number }> {
+  const bytes = Math.round(((LINK.kbps * 1000) / 8) * seconds * 1.5);
+  await tab.getByRole('button', { name: 'Files', exact: true }).click();
+  const t0 = performance.now();
+  await tab.getByTestId('files-picker').setInputFiles({ name: 'bench-upload.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(bytes, 7) });
+  await sleep(1000);
+  const s0 = (await tab.evaluate(SNAPSHOT)) as Snap;
+  await sleep(seconds * 1000);
+  const s1 = (await tab.evaluate(SNAPSHOT)) as Snap;
+  const dt = (s1.t - s0.t) / 1000;
+  const fps = s0.rtc && s1.rtc ? (s1.rtc.framesDecoded - s0.rtc.framesDecoded) / dt : ((await tab.evaluate(flipsSince(s0.t))) as number[]).filter((t) => t <= s1.t).length / dt;
+  await tab.getByText('Saved as ~/Uploads/bench-upload.bin').waitFor({ timeout: 600_000 });
+  return { fps, kbps: (bytes * 8) / ((performance.now() - t0) / 1000) / 1000 };
 }
 
 async function innerMain(cfg: InnerConfig) {
@@ -528,7 +555,8 @@ async function innerMain(cfg: InnerConfig) {
             `input→photon p50 ${fmtMs(percentile(r.latencies, 50))} (${r.latencies.length} ok, ${r.misses} missed` +
             `${r.toReceive.length ? `; key → frame received p50 ${fmtMs(percentile(r.toReceive, 50))}` : ''}), ` +
             `first frame ${fmtMs(r.frame)}, content ${fmtMs(r.content)} (online ${fmtMs(r.online)}), ` +
-            `encoder ${r.cpu.toFixed(2)} cores ${r.rssMiB.toFixed(0)} MiB, glxgears ${r.gearsFps.toFixed(1)} fps; ${r.detail}`,
+            `encoder ${r.cpu.toFixed(2)} cores ${r.rssMiB.toFixed(0)} MiB, glxgears ${r.gearsFps.toFixed(1)} fps, ` +
+            `while uploading ${r.uploadFps.toFixed(1)} fps (upload ${r.uploadKbps.toFixed(0)} kbit/s); ${r.detail}`,
         );
       }
     }
@@ -566,6 +594,8 @@ function report(runs: Run[], cfg: InnerConfig, chromium: string) {
   num('encoder CPU, cores (agent / x11vnc)', (r) => r.cpu, 2);
   num('encoder memory, MiB RSS', (r) => r.rssMiB, 0);
   num('glxgears fps inside the desktop', (r) => r.gearsFps, 1);
+  num('fps while a file uploads at full speed', (r) => r.uploadFps, 1);
+  num('  the upload, kbit/s', (r) => r.uploadKbps, 0);
   console.log(
     `\nbench:stream: 1920×1080 desktop, full-screen glxgears, ${cfg.runs} runs each (alternating), ${cfg.seconds} s samples, ` +
       `${cfg.samples} key presses a run; link ${LINK.kbps} kbit/s each way (tbf), +${LINK.rttMs} ms RTT, ${LINK.udpLoss * 100}% UDP loss; Chromium ${chromium}\n`,
@@ -594,6 +624,8 @@ function report(runs: Run[], cfg: InnerConfig, chromium: string) {
   goal(p(w.map((r) => r.tabFrame), 50) <= 500, `Connect tab → first frame p50 ≤ 0.5 s (WebRTC): ${fmtMs(p(w.map((r) => r.tabFrame), 50))}`);
   goal(p(w.map((r) => r.content), 50) <= 2000, `Start click → content p50 ≤ 2 s (WebRTC): ${fmtMs(p(w.map((r) => r.content), 50))}`);
   goal(p(w.map((r) => r.content), 95) <= 3000, `Start click → content p95 ≤ 3 s (WebRTC): ${fmtMs(p(w.map((r) => r.content), 95))}`);
+  const upFps = mean(w.map((r) => r.uploadFps));
+  goal(upFps >= 25, `an upload at full speed keeps the video ≥ 25 fps (WebRTC): ${upFps.toFixed(1)} fps, the upload ${mean(w.map((r) => r.uploadKbps)).toFixed(0)} kbit/s`);
 }
 
 if (process.argv[2] === '--inner') {
