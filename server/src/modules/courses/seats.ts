@@ -40,23 +40,18 @@ async function attachHome(q: Queryable, machineId: string, courseId: string, use
  */
 export async function assignHomes(q: Queryable, courseId: string, machineIds: string[]): Promise<number> {
   if (machineIds.length === 0) return 0;
-  const rows = await q.execute(sql`
-    with students as (
-      select u.id from roster r join users u on u.email = r.email
-      where r.course_id = ${courseId}::uuid and u.email_verified_at is not null)
-    select m.id, m.last_student_id, (m.last_student_id in (select id from students)) as kept
-    from machines m where m.course_id = ${courseId}::uuid order by m.seq`);
-  const list = rows.rows as { id: string; last_student_id: string | null; kept: boolean | null }[];
-  const housed = new Set(list.filter((m) => m.kept).map((m) => m.last_student_id));
-  const seated = new Set((await q.select({ userId: seats.userId }).from(seats).where(eq(seats.courseId, courseId))).map((r) => r.userId));
-  const students = await q.execute(sql`
+  const students = (await q.execute(sql`
     select u.id from roster r join users u on u.email = r.email
-    where r.course_id = ${courseId}::uuid and u.email_verified_at is not null order by r.added_at, r.email`);
-  const waiting = (students.rows as { id: string }[]).map((r) => r.id).filter((id) => !housed.has(id) && !seated.has(id));
+    where r.course_id = ${courseId}::uuid and u.email_verified_at is not null order by r.added_at, r.email`)).rows.map((r) => String(r.id));
+  const onList = new Set(students);
+  const list = await q.select({ id: machines.id, lastStudentId: machines.lastStudentId }).from(machines).where(eq(machines.courseId, courseId)).orderBy(machines.seq);
+  const housed = new Set(list.map((m) => m.lastStudentId).filter((id) => id !== null && onList.has(id)));
+  const seated = new Set((await q.select({ userId: seats.userId }).from(seats).where(eq(seats.courseId, courseId))).map((r) => r.userId));
+  const waiting = students.filter((id) => !housed.has(id) && !seated.has(id));
   const starting = new Set(machineIds);
   let n = 0;
   for (const m of list) {
-    if (m.kept || !starting.has(m.id)) continue;
+    if (!starting.has(m.id) || (m.lastStudentId !== null && onList.has(m.lastStudentId))) continue;
     const userId = waiting.shift();
     if (!userId) break;
     await attachHome(q, m.id, courseId, userId, null);
