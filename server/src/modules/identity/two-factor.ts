@@ -14,8 +14,8 @@ export type FactorUsed = 'totp' | 'recovery';
 
 /**
  * The audit row of a change to a user's own second factor (turned on, turned off, a recovery code spent), written
- * for every user, not only operators: the actor is the account itself (kind 'account'), `after` says where the request came from (as
- * admin sign-ins' rows do).
+ * for every user, not only operators: the actor is the account itself (kind 'account'), `after` says where the
+ * request came from (as admin sign-ins' rows do).
  * Actions start with `user.totp.`, so the Audit page's action filter `user.totp` lists them with operators' resets.
  */
 export async function auditOwnSecondFactor(

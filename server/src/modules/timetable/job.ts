@@ -43,9 +43,8 @@ export interface ClassRunnerDeps {
   events: Pick<Events, 'publish'>;
   /**
    * This server's open desktop sessions of a machine that were not told yet are told that the class ends (and the
-   * machine stops) at stopAt; answers how many were told.
+   * machine stops) at stopAt, shown on the course's wall clock (timeZone); answers how many were told.
    */
-  /** Tells the machine's open sessions that the class ends at stopAt (shown on the course's wall clock, timeZone). */
   warn(machineId: string, stopAt: Date, timeZone: string): number;
 }
 
