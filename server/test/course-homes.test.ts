@@ -91,4 +91,28 @@ describe('one home per (course, student)', () => {
     expect(removed.filter((k) => homes.includes(k)).sort()).toEqual(homes);
     expect(await s.app.ctx.db.select().from(courseHomes).where(eq(courseHomes.courseId, courseId))).toEqual([]);
   });
+
+  it('a student who signs up after Start All takes a machine nobody has used, not one given to another student', async () => {
+    const teacher = await seedUser(s.app.ctx.db, { instructor: true });
+    const early = await seedUser(s.app.ctx.db);
+    const startAt = new Date(clock.now().getTime() - DAY);
+    const orderId = await seedCourseOrder(s.app.ctx.db, { userId: teacher.uid, vms: 2, hours: 10, startAt, expiresAt: new Date(startAt.getTime() + 30 * DAY) });
+    const courseId = await s.app.ctx.db.transaction((tx) => s.app.ctx.courses.fulfilCourseOrder(tx, { id: orderId }));
+    await s.app.ctx.db.execute(`insert into roster (course_id, email, added_at) values ('${courseId}', '${early.email}', now())`);
+    expect((await s.call('POST', '/v1/pack/start', { token: await as(teacher), body: { packId: courseId } })).status).toBe(200);
+    await reconcile();
+    const [first, second] = await s.app.ctx.db.select().from(machines).where(eq(machines.courseId, courseId)).orderBy(machines.seq);
+    expect(first).toMatchObject({ observed: 'online', runningHomeKey: courseHomeKey(courseId, early.uid) });
+    expect(second).toMatchObject({ observed: 'online', runningHomeKey: second!.id });
+
+    // A late student (on the list, signed up after the machines started) gets the second machine, restarted with
+    // their home; the early student's machine is left alone and is theirs at once.
+    const late = await seedUser(s.app.ctx.db);
+    await s.app.ctx.db.execute(`insert into roster (course_id, email, added_at) values ('${courseId}', '${late.email}', now())`);
+    expect(await ticket(late, courseId)).toMatchObject({ status: 409, body: { code: 'machine-starting' } });
+    await reconcile();
+    expect(startsOf(second!.id).at(-1)).toBe(courseHomeKey(courseId, late.uid));
+    expect((await ticket(early, courseId)).status).toBe(200);
+    expect(startsOf(first!.id)).toEqual([courseHomeKey(courseId, early.uid)]);
+  });
 });

@@ -70,8 +70,8 @@ async function seatOf(q: Queryable, userId: string, courseId: string): Promise<s
 
 /**
  * Gives the student a seat and answers its machine id: the seat they hold, else the machine they used last time
- * when free, else a free machine (online ones first, then by seat number). Refuses with 409 when all are taken.
- * The caller has checked that the user is on the course's roster.
+ * when free, else a free machine (ones no student has used first, then online ones, then by seat number). Refuses
+ * with 409 when all are taken. The caller has checked that the user is on the course's roster.
  */
 export async function claimSeat(q: Queryable, userId: string, courseId: string, at: Date = new Date()): Promise<string> {
   const stale = new Date(at.getTime() - SEAT_STALE_MS);
@@ -88,6 +88,9 @@ export async function claimSeat(q: Queryable, userId: string, courseId: string, 
       .where(and(eq(machines.courseId, courseId), sql`(${seats.machineId} is null or ${seats.lastSeenAt} < ${stale.toISOString()}::timestamptz)`))
       .orderBy(
         sql`(${machines.lastStudentId} is not distinct from ${userId}::uuid) desc`,
+        // A machine no student has used before one that holds another student's home (given ahead by assignHomes):
+        // taking that one would restart it now and again when its student comes.
+        sql`(${machines.lastStudentId} is null) desc`,
         sql`(${machines.observed} = 'online') desc`,
         machines.seq,
       );
