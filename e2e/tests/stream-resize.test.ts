@@ -71,7 +71,11 @@ it('a window pushed off-screen by a resize is back on-screen', async () => {
 
   // The windows where they are on the desktop at the tab's first size.
   await expect.poll(() => videoSize(tab), { timeout: 20_000 }).toBe(await wanted(tab));
-  const before = userWindows(server, b.machineId).windows;
+  // The picture can come before the session has mapped its windows (the terminal, the 3D demo a second later).
+  let before: DesktopWindow[] = [];
+  await expect
+    .poll(() => (before = userWindows(server, b.machineId).windows).map((x) => x.title), { timeout: 60_000 })
+    .toEqual(expect.arrayContaining([b.machineName, 'glxgears']));
   // A small tab: the desktop shrinks to a size that the 3D demo (placed at x 1360) and the terminal (about 900 px
   // wide) do not fit in where they are.
   await tab.setViewportSize({ width: 760, height: 560 });
