@@ -83,7 +83,8 @@ export async function startServer(
 ): Promise<RunningServer> {
   await buildServerOnce();
   const port = await freePort();
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'hd-e2e-'));
+  // The deployment's data dir (its LXD project is named after it): the caller's, or a new one.
+  const dataDir = extraEnv.DATA_DIR ? path.resolve(extraEnv.DATA_DIR) : mkdtempSync(path.join(tmpdir(), 'hd-e2e-'));
   let dbName: string | undefined;
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
