@@ -360,14 +360,6 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
         else await startOnHost(machineId, name, key);
       }),
 
-    async endpoints(machineId) {
-      let name = await current(machineId);
-      let s = await status(name).catch(() => null);
-      if (!s && names.has(machineId)) s = await status((name = await current(machineId, true))).catch(() => null);
-      if (s?.status !== 'Running') return null;
-      return { endpoint: endpointIn(name, VNC_SOCKET), agent: endpointIn(name, AGENT_SOCKET) };
-    },
-
     async describe(machineId): Promise<ObservedDesktop> {
       let name = await current(machineId);
       let s: { status: string } | null;
