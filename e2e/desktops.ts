@@ -19,6 +19,11 @@ function inInstance(server: RunningServer, machineId: string, argv: string[]): s
     '--env', 'HOME=/home/user', '--env', 'DISPLAY=:0', '--env', 'XAUTHORITY=/run/hyperdesk/xauth', '--', ...argv], { encoding: 'utf8', timeout: 20_000, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
+/** Raises and focuses the desktop's terminal (xdotool, as the desktop's user), as a click on its title bar would. */
+export function raiseTerminal(server: RunningServer, machineId: string): void {
+  inInstance(server, machineId, ['xdotool', 'search', '--sync', '--limit', '1', '--classname', 'xterm', 'windowactivate', '--sync']);
+}
+
 /** The titles of the desktop's windows. */
 export function windowTitles(server: RunningServer, machineId: string): string[] {
   return [...inInstance(server, machineId, ['xwininfo', '-root', '-tree']).matchAll(/0x[0-9a-f]+ "([^"]*)"/g)].map((m) => m[1]!);

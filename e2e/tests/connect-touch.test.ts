@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Browser, CDPSession, Page } from 'playwright-core';
 import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
+import { raiseTerminal } from '../desktops';
 import { readHome, streamingTab, videoSize } from './stream-helpers';
 
 let server: RunningServer;
@@ -65,6 +66,9 @@ it('on a phone: a tap clicks, a drag holds the button, two fingers scroll, a lon
 
   // A tap on the terminal (a click: it has the keyboard), then the Keyboard button: the hidden text field takes the
   // focus, as a phone needs to open its keyboard; what the on-screen keyboard sends (text, Enter) reaches xterm.
+  // The terminal on top first: on a screen this small the file manager, mapped after the desktop took the phone's
+  // shape, can lie over it (the tap would focus that instead).
+  raiseTerminal(server, b.machineId);
   const terminal = await onScreen(tab, 300, 200);
   await tab.touchscreen.tap(terminal.x, terminal.y);
   const keyboard = tab.getByRole('button', { name: 'Keyboard' });
