@@ -40,9 +40,7 @@ async function attachHome(q: Queryable, machineId: string, courseId: string, use
  */
 export async function assignHomes(q: Queryable, courseId: string, machineIds: string[]): Promise<number> {
   if (machineIds.length === 0) return 0;
-  const students = (await q.execute(sql`
-    select u.id from roster r join users u on u.email = r.email
-    where r.course_id = ${courseId}::uuid and u.email_verified_at is not null order by r.added_at, r.email`)).rows.map((r) => String(r.id));
+  const students = await rosterUserIds(q, courseId);
   const onList = new Set(students);
   const list = await q.select({ id: machines.id, lastStudentId: machines.lastStudentId }).from(machines).where(eq(machines.courseId, courseId)).orderBy(machines.seq);
   const housed = new Set(list.map((m) => m.lastStudentId).filter((id) => id !== null && onList.has(id)));
@@ -217,10 +215,11 @@ export async function studentKeepsSeat(
   return touchSeat(q, machine.id, user.uid, at);
 }
 
-/** Signed-up users with a verified e-mail on the course's roster (the dashboards that show the course). */
+/** Signed-up users with a verified e-mail on the course's roster, in list order (dashboards, assignHomes). */
 export async function rosterUserIds(q: Queryable, courseId: string): Promise<string[]> {
   const rows = await q.execute(
-    sql`select u.id from roster r join users u on u.email = r.email where r.course_id = ${courseId}::uuid and u.email_verified_at is not null`,
+    sql`select u.id from roster r join users u on u.email = r.email where r.course_id = ${courseId}::uuid and u.email_verified_at is not null
+      order by r.added_at, r.email`,
   );
   return (rows.rows as { id: string }[]).map((r) => r.id);
 }
