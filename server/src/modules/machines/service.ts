@@ -94,6 +94,19 @@ export function createMachines(deps: MachinesDeps): { machines: Machines; jobs: 
     },
   };
 
+  /**
+   * A connecting tab's way to an online machine's desktop: where the provider says its VNC server and agent are (no
+   * probe: the reconciler watches the desktop's health), or what describe finds on a provider that cannot say.
+   */
+  async function endpointsOf(machineId: string): Promise<{ endpoint?: Endpoint; agent?: Endpoint } | null> {
+    if (!UUID.test(machineId)) return null;
+    const [row] = await db.select({ observed: machines.observed }).from(machines).where(eq(machines.id, machineId));
+    if (row?.observed !== 'online') return null;
+    if (provider.endpoints) return provider.endpoints(machineId);
+    const d = await provider.describe(machineId);
+    return d.state === 'running' ? d : null;
+  }
+
   const machinesService: Machines = {
     async requestStart(q, machineIds) {
       const ids = machineIds.filter((id) => UUID.test(id));
@@ -124,18 +137,10 @@ export function createMachines(deps: MachinesDeps): { machines: Machines; jobs: 
       announce([machineId]);
     },
     async endpointOf(machineId) {
-      if (!UUID.test(machineId)) return null;
-      const [row] = await db.select({ observed: machines.observed }).from(machines).where(eq(machines.id, machineId));
-      if (row?.observed !== 'online') return null;
-      const d = await provider.describe(machineId);
-      return d.state === 'running' ? (d.endpoint ?? null) : null;
+      return (await endpointsOf(machineId))?.endpoint ?? null;
     },
     async agentOf(machineId) {
-      if (!UUID.test(machineId)) return null;
-      const [row] = await db.select({ observed: machines.observed }).from(machines).where(eq(machines.id, machineId));
-      if (row?.observed !== 'online') return null;
-      const d = await provider.describe(machineId);
-      return d.state === 'running' ? (d.agent ?? null) : null;
+      return (await endpointsOf(machineId))?.agent ?? null;
     },
     provider,
     reconciler,

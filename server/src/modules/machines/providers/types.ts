@@ -55,6 +55,12 @@ export interface MachineProvider {
   }): Promise<void>;
   /** Observed state now. */
   describe(machineId: string): Promise<ObservedDesktop>;
+  /**
+   * Where a running desktop's VNC server and streaming agent are, without asking them (describe's probe of the VNC
+   * server costs a connection, 0.3 s here): for a tab connecting to a machine the reconciler already saw online.
+   * Null when the desktop is not running. Absent: describe is used.
+   */
+  endpoints?(machineId: string): Promise<{ endpoint: Endpoint; agent?: Endpoint } | null>;
   /** Idempotent; keeps the home folder. */
   stop(machineId: string): Promise<void>;
   /** stop + remove the home folder. */

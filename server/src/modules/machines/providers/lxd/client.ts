@@ -72,6 +72,9 @@ export function createLxdClient(c: LxdConnection): LxdClient {
   const base = new URL(c.url);
   const tls = { cert: c.cert, key: c.key, ca: c.serverCert, checkServerIdentity: () => undefined };
   const agent = new https.Agent({ ...tls, keepAlive: true, maxSockets: 32 });
+  // Exec's websockets (four per stream: every desktop connection opens one) resume the TLS session of an earlier
+  // one instead of a full handshake with both certificates each time.
+  const wsAgent = new https.Agent({ ...tls, keepAlive: false, maxCachedSessions: 64 });
   const withProject = (p: string) => `${p}${p.includes('?') ? '&' : '?'}project=${encodeURIComponent(c.project)}`;
 
   function request<T>(method: string, p: string, body?: unknown): Promise<LxdResponse<T>> {
@@ -124,10 +127,11 @@ export function createLxdClient(c: LxdConnection): LxdClient {
     websocket(operationId, secret) {
       const url = `wss://${base.host}/1.0/operations/${operationId}/websocket?secret=${encodeURIComponent(secret)}&project=${encodeURIComponent(c.project)}`;
       // ws types checkServerIdentity as boolean-returning; Node's TLS (which ws hands it to) takes undefined as "fine".
-      return new WebSocket(url, { ...tls, perMessageDeflate: false } as unknown as ClientOptions);
+      return new WebSocket(url, { ...tls, agent: wsAgent, perMessageDeflate: false } as unknown as ClientOptions);
     },
     close() {
       agent.destroy();
+      wsAgent.destroy();
     },
   };
 }

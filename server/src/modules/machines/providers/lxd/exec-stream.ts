@@ -94,7 +94,15 @@ export class ExecStream extends Duplex {
   }
 }
 
-/** A stream to a Unix socket inside the instance (socat as the desktop's user). */
-export function socketInInstance(lxd: LxdClient, instance: string, socketPath: string): ExecStream {
-  return new ExecStream(lxd, instance, ['socat', '-', `UNIX-CONNECT:${socketPath}`]);
+/** How long a connection waits inside the instance for a socket that is not there yet: 30 tries, 0.1 s apart. */
+export const SOCKET_RETRY = 'retry=30,interval=0.1';
+
+/**
+ * A stream to a Unix socket inside the instance (socat as the desktop's user). With `wait`, a socket that is not
+ * there yet (the agent starts a moment after the desktop answers; x11vnc restarts after a resize) is waited for up
+ * to 3 s inside, so a tab can dial without first probing the desktop through another exec; without, a missing
+ * socket ends the stream at once (the reconciler's health probe).
+ */
+export function socketInInstance(lxd: LxdClient, instance: string, socketPath: string, wait = false): ExecStream {
+  return new ExecStream(lxd, instance, ['socat', '-', `UNIX-CONNECT:${socketPath}${wait ? `,${SOCKET_RETRY}` : ''}`]);
 }

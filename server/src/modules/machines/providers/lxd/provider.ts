@@ -264,9 +264,9 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
     silentFrom.delete(machineId);
   }
 
-  const endpointIn = (name: string, socket: string): Endpoint => ({
+  const endpointIn = (name: string, socket: string, wait = false): Endpoint => ({
     ref: { instance: name, project: lxd.project, socket },
-    open: () => socketInInstance(lxd, name, socket),
+    open: () => socketInInstance(lxd, name, socket, wait),
   });
 
   /** One host: the instance `hd-<id>`, its home volume beside it. */
@@ -359,6 +359,15 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
         if (await cluster.isClustered()) await startInCluster(machineId, name, key);
         else await startOnHost(machineId, name, key);
       }),
+
+    async endpoints(machineId) {
+      let name = await current(machineId);
+      let s = await status(name).catch(() => null);
+      if (!s && names.has(machineId)) s = await status((name = await current(machineId, true))).catch(() => null);
+      if (s?.status !== 'Running') return null;
+      // Not probed: the connection waits inside for a socket about to appear (the agent's, right after start).
+      return { endpoint: endpointIn(name, VNC_SOCKET, true), agent: endpointIn(name, AGENT_SOCKET, true) };
+    },
 
     async describe(machineId): Promise<ObservedDesktop> {
       let name = await current(machineId);
