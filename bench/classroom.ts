@@ -5,7 +5,8 @@
  * Baseline, measured in the same run (before each classroom run): Start All of a 1-machine course on the same server;
  * the classroom's all-online and acknowledgement p50s are printed as multiples of it (the scaling factor).
  * The server is built with the production buildApp and runs all its jobs (the reconciler starts the desktops);
- * PGlite, or PostgreSQL with DATABASE_URL.
+ * PGlite, or PostgreSQL with DATABASE_URL. Then the start of a class on the timetable (bench/classroom/class-start.ts): the same
+ * number of seats warm-started by the timetable and every student connecting when the class begins.
  *
  *   npx tsx bench/classroom.ts [runs (default 3)] [machines (default 40)]
  */
@@ -15,6 +16,7 @@ import { seedCourseOrder, seedUser } from '../server/src/modules/courses/fixture
 import { startBenchServer } from './server';
 import { desktopMemory, instanceProcesses, printDesktopMemory } from './memory';
 import { fmtMs, percentile, ratio } from './stats';
+import { classStart } from './classroom/class-start';
 
 const RUNS = Number(process.argv[2] ?? 3);
 const VMS = Number(process.argv[3] ?? 40);
@@ -121,6 +123,8 @@ async function main() {
   console.log(`${`all ${VMS} online p50 / 1 machine online p50`.padEnd(48)} ${ratio(percentile(allOnline, 50), percentile(baseOnline, 50))}`);
   console.log(`${`ack with ${VMS} machines p50 / ack with 1 machine p50`.padEnd(48)} ${ratio(percentile(acks, 50), percentile(baseAcks, 50))}`);
   if (memory) printDesktopMemory(memory);
+  console.log('');
+  await classStart(VMS);
 }
 
 main().catch((err) => {

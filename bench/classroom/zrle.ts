@@ -1,0 +1,73 @@
+/**
+ * Enough of RFB's ZRLE encoding (RFC 6143 §7.7.6) to tell a drawn desktop from an empty screen: the colours of a
+ * framebuffer update's tiles, 3-byte CPIXELs (32 bpp true colour, depth 24). The zlib stream runs across every ZRLE
+ * rectangle of a connection, so the caller inflates all the compressed bytes so far as one stream.
+ */
+import zlib from 'node:zlib';
+
+const TILE = 64;
+const CPIXEL = 3;
+
+/** A connection's ZRLE data: each rectangle's compressed bytes in order, inflated as one stream. */
+export class ZrleStream {
+  private compressed: Buffer[] = [];
+  private used = 0;
+
+  /** Adds one rectangle's compressed bytes; answers its tiles' colours (w × h pixels). */
+  rect(data: Buffer, w: number, h: number): Set<number> {
+    this.compressed.push(data);
+    const all = zlib.inflateSync(Buffer.concat(this.compressed), { finishFlush: zlib.constants.Z_SYNC_FLUSH });
+    const mine = all.subarray(this.used);
+    const { colours, length } = tileColours(mine, w, h);
+    this.used += length;
+    return colours;
+  }
+}
+
+/** The colours of a rectangle's tiles in uncompressed ZRLE data; answers them and how many bytes the tiles took. */
+export function tileColours(data: Buffer, w: number, h: number): { colours: Set<number>; length: number } {
+  const colours = new Set<number>();
+  let at = 0;
+  const pixel = () => {
+    const v = data.readUIntBE(at, CPIXEL);
+    at += CPIXEL;
+    return v;
+  };
+  const runLength = () => {
+    let n = 1;
+    for (;;) {
+      const b = data[at++]!;
+      n += b;
+      if (b !== 255) return n;
+    }
+  };
+  for (let y = 0; y < h; y += TILE) {
+    for (let x = 0; x < w; x += TILE) {
+      const count = Math.min(TILE, w - x) * Math.min(TILE, h - y);
+      const rowPixels = Math.min(TILE, w - x);
+      const rows = Math.min(TILE, h - y);
+      const sub = data[at++]!;
+      if (sub === 0) for (let i = 0; i < count; i++) colours.add(pixel());
+      else if (sub === 1) colours.add(pixel());
+      else if (sub <= 16) {
+        for (let i = 0; i < sub; i++) colours.add(pixel());
+        const bits = sub === 2 ? 1 : sub <= 4 ? 2 : 4;
+        at += Math.ceil((rowPixels * bits) / 8) * rows;
+      } else if (sub === 128) {
+        for (let covered = 0; covered < count; ) {
+          colours.add(pixel());
+          covered += runLength();
+        }
+      } else if (sub >= 130) {
+        const size = sub - 128;
+        for (let i = 0; i < size; i++) colours.add(pixel());
+        for (let covered = 0; covered < count; ) {
+          const index = data[at++]!;
+          covered += index & 128 ? runLength() : 1;
+        }
+      } else throw new Error(`ZRLE: tile subencoding ${sub} is not defined`);
+      if (at > data.length) throw new Error('ZRLE: tile data cut short');
+    }
+  }
+  return { colours, length: at };
+}
