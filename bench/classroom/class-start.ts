@@ -77,8 +77,12 @@ function untilContent(stream: Duplex, minColours = 8): Promise<{ greeted: number
     const colours = new Set<number>();
     const zrle = new ZrleStream();
     const timer = setTimeout(() => finish(new Error('no content')), CONTENT_TIMEOUT_MS);
+    let done = false;
     const finish = (err?: Error) => {
+      if (done) return;
+      done = true;
       clearTimeout(timer);
+      zrle.close();
       stream.destroy();
       if (err) reject(err);
       else resolve({ greeted });
@@ -91,9 +95,30 @@ function untilContent(stream: Duplex, minColours = 8): Promise<{ greeted: number
       stream.write(req);
     };
     stream.on('error', (err) => finish(err));
+    // The messages in order, one at a time (a ZRLE rectangle is inflated asynchronously): more data while one is being
+    // read is read after it.
+    let reading = false;
+    let more = false;
+    const read = async () => {
+      if (reading) return void (more = true);
+      reading = true;
+      try {
+        do {
+          more = false;
+          await readMessages();
+        } while (more && !done);
+      } catch (err) {
+        finish(err as Error);
+      } finally {
+        reading = false;
+      }
+    };
     stream.on('data', (chunk: Buffer) => {
       buf = Buffer.concat([buf, chunk]);
-      for (;;) {
+      void read();
+    });
+    const readMessages = async () => {
+      while (!done) {
         if (step === 'version' && buf.length >= 12) {
           greeted = performance.now() - t0;
           buf = buf.subarray(12);
@@ -137,7 +162,7 @@ function untilContent(stream: Duplex, minColours = 8): Promise<{ greeted: number
           if (enc === 16 && buf.length < 16) return;
           const size = enc === 16 ? 4 + buf.readUInt32BE(12) : enc === 0 ? rw * rh * 4 : 0;
           if (buf.length < 12 + size) return;
-          if (enc === 16) for (const c of zrle.rect(buf.subarray(16, 12 + size), rw, rh)) colours.add(c);
+          if (enc === 16) for (const c of await zrle.rect(buf.subarray(16, 12 + size), rw, rh)) colours.add(c);
           else for (let i = 12; i < 12 + size; i += 28) colours.add(buf.readUInt32LE(i) & 0xffffff);
           buf = buf.subarray(12 + size);
           if (enc === -223) [w, h] = [rw, rh]; // DesktopSize
@@ -147,7 +172,7 @@ function untilContent(stream: Duplex, minColours = 8): Promise<{ greeted: number
           setTimeout(request, 100);
         } else return;
       }
-    });
+    };
   });
 }
 

@@ -49,8 +49,9 @@ describe('ZRLE tile colours', () => {
       const a = await flushed(Buffer.concat([Buffer.from([1]), px(0x111111)]));
       const b = await flushed(Buffer.concat([Buffer.from([1]), px(0x222222)]));
       const z = new ZrleStream();
-      expect([...z.rect(a, 64, 64)]).toEqual([0x111111]);
-      expect([...z.rect(b, 64, 64)]).toEqual([0x222222]);
+      expect([...(await z.rect(a, 64, 64))]).toEqual([0x111111]);
+      expect([...(await z.rect(b, 64, 64))]).toEqual([0x222222]);
+      z.close();
     })();
   });
 

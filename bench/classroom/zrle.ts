@@ -1,26 +1,37 @@
 /**
  * Enough of RFB's ZRLE encoding (RFC 6143 §7.7.6) to tell a drawn desktop from an empty screen: the colours of a
- * framebuffer update's tiles, 3-byte CPIXELs (32 bpp true colour, depth 24). The zlib stream runs across every ZRLE
- * rectangle of a connection, so the caller inflates all the compressed bytes so far as one stream.
+ * framebuffer update's tiles, 3-byte CPIXELs (32 bpp true colour, depth 24). One zlib stream runs across every ZRLE
+ * rectangle of a connection.
  */
 import zlib from 'node:zlib';
 
 const TILE = 64;
 const CPIXEL = 3;
 
-/** A connection's ZRLE data: each rectangle's compressed bytes in order, inflated as one stream. */
+/** A connection's ZRLE data: each rectangle's compressed bytes in order, through one zlib stream. */
 export class ZrleStream {
-  private compressed: Buffer[] = [];
-  private used = 0;
+  private readonly inflate = zlib.createInflate();
+  private out: Buffer[] = [];
 
-  /** Adds one rectangle's compressed bytes; answers its tiles' colours (w × h pixels). */
-  rect(data: Buffer, w: number, h: number): Set<number> {
-    this.compressed.push(data);
-    const all = zlib.inflateSync(Buffer.concat(this.compressed), { finishFlush: zlib.constants.Z_SYNC_FLUSH });
-    const mine = all.subarray(this.used);
-    const { colours, length } = tileColours(mine, w, h);
-    this.used += length;
-    return colours;
+  constructor() {
+    this.inflate.on('data', (c: Buffer) => this.out.push(c));
+  }
+
+  /** Adds one rectangle's compressed bytes (each ends with a sync flush); answers its tiles' colours (w × h pixels). */
+  async rect(data: Buffer, w: number, h: number): Promise<Set<number>> {
+    await new Promise<void>((resolve, reject) => {
+      this.inflate.once('error', reject);
+      this.inflate.write(data);
+      this.inflate.flush(zlib.constants.Z_SYNC_FLUSH, () => {
+        this.inflate.off('error', reject);
+        resolve();
+      });
+    });
+    return tileColours(Buffer.concat(this.out.splice(0)), w, h).colours;
+  }
+
+  close(): void {
+    this.inflate.destroy();
   }
 }
 
