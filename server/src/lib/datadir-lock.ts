@@ -1,4 +1,4 @@
-import { closeSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync, mkdirSync } from 'node:fs';
+import { closeSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync, mkdirSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 
@@ -6,7 +6,7 @@ import path from 'node:path';
  * PGlite is single-process: two processes writing one `DATA_DIR/pglite` corrupt it. Whoever opens it (the server, or
  * the admin CLI when no server runs) first holds `DATA_DIR/hyperdesk.lock`, created exclusively and naming its pid
  * (and the pid's start time, so a recycled pid is not mistaken for the holder). A lock whose holder is gone is stale
- * and taken over. The server adds where its admin endpoint listens; the CLI sends its commands there.
+ * and taken over, by one process at a time. The server adds where its admin endpoint listens; the CLI sends its commands there.
  */
 export const LOCK_FILE = 'hyperdesk.lock';
 export const ADMIN_SECRET_FILE = 'admin.secret';
@@ -59,22 +59,36 @@ export function isAlive(info: Pick<LockInfo, 'pid' | 'startTime'>): boolean {
 }
 
 export function readLock(dataDir: string): LockInfo | null {
+  const raw = readRaw(lockPath(dataDir));
+  return raw === null ? null : parseLock(raw);
+}
+
+/** The lock file's text; null when there is none. */
+function readRaw(file: string): string | null {
   try {
-    const parsed = JSON.parse(readFileSync(lockPath(dataDir), 'utf8')) as LockInfo;
-    return typeof parsed.pid === 'number' ? parsed : { pid: -1, startTime: null, role: 'cli', since: '' };
+    return readFileSync(file, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    // Unreadable or half-written (a holder killed between create and write): treat as stale.
-    return { pid: -1, startTime: null, role: 'cli', since: '' };
+    return ''; // unreadable: debris, like a half-written one
   }
 }
 
-/** One attempt to take the lock; a stale lock (holder gone) is moved aside and the attempt repeated. */
+function parseLock(raw: string): LockInfo {
+  try {
+    const parsed = JSON.parse(raw) as LockInfo;
+    if (typeof parsed.pid === 'number') return parsed;
+  } catch {
+    /* half-written (a holder killed between create and write): stale */
+  }
+  return { pid: -1, startTime: null, role: 'cli', since: '' };
+}
+
+/** One attempt to take the lock; a stale lock (holder gone) is removed and the attempt repeated. */
 export function tryAcquire(dataDir: string, role: LockInfo['role']): AcquireResult {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const file = lockPath(dataDir);
   const info: LockInfo = { pid: process.pid, startTime: processStartTime(process.pid), role, since: new Date().toISOString() };
-  for (let attempt = 0; attempt < 5; attempt++) {
+  for (let attempt = 0, removed = 0; attempt < 5; attempt++) {
     // Written in full under a private name, then linked into place: link(2) fails if the lock exists, like O_EXCL,
     // and nobody ever sees a half-written lock (so an unreadable one really is debris).
     const tmp = `${file}.new-${process.pid}-${randomBytes(4).toString('hex')}`;
@@ -92,51 +106,45 @@ export function tryAcquire(dataDir: string, role: LockInfo['role']): AcquireResu
     } finally {
       unlinkSync(tmp);
     }
-    const holder = readLock(dataDir);
-    if (!holder) continue;
+    const raw = readRaw(file);
+    if (raw === null) continue;
+    const holder = parseLock(raw);
     if (isAlive(holder)) return { ok: false, holder };
-    removeStale(file, holder);
+    // After removing a stale lock this process tries again (an attempt not counted: a few at most).
+    if (removeStale(file, raw) && removed++ < 5) attempt--;
   }
   const holder = readLock(dataDir);
   return { ok: false, holder: holder ?? { pid: -1, startTime: null, role: 'cli', since: '' } };
 }
 
+/** A takeover guard older than this belongs to a process that died holding it. */
+const GUARD_STALE_MS = 60_000;
+
 /**
- * Moves a stale lock aside by rename (atomic). If another process replaced it in between, what was moved is a live
- * lock: it is linked back (link fails rather than overwrite if yet another lock appeared meanwhile).
+ * Removes a stale lock (answers whether it did), one process at a time: only the holder of `<lock>.takeover` (created exclusively) may, and
+ * only while the lock still reads exactly as the stale one it saw. Nobody else can replace a lock that exists (they
+ * link, which fails), so between that check and the unlink the stale lock stays what it was. (Moving it aside
+ * instead, as before, let a process that linked its own lock meanwhile win beside the one whose lock was moved.)
  */
-function removeStale(file: string, seen: LockInfo): void {
-  const aside = `${file}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
+function removeStale(file: string, seen: string): boolean {
+  const guard = `${file}.takeover`;
   try {
-    renameSync(file, aside);
-  } catch {
-    return;
-  }
-  let moved: string | null = null;
-  try {
-    moved = readFileSync(aside, 'utf8');
-  } catch {
-    /* gone */
-  }
-  const stillStale = moved === null || (() => {
+    closeSync(openSync(guard, 'wx', 0o600));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     try {
-      const m = JSON.parse(moved) as LockInfo;
-      return m.pid === seen.pid && m.since === seen.since;
+      if (Date.now() - statSync(guard).mtimeMs > GUARD_STALE_MS) unlinkSync(guard);
     } catch {
-      return true;
+      /* released meanwhile */
     }
-  })();
-  if (!stillStale) {
-    try {
-      linkSync(aside, file);
-    } catch {
-      /* a newer lock exists; ours loses */
-    }
+    return false; // another process is taking over: try again
   }
   try {
-    unlinkSync(aside);
-  } catch {
-    /* already gone */
+    if (readRaw(file) !== seen) return false;
+    unlinkSync(file);
+    return true;
+  } finally {
+    unlinkSync(guard);
   }
 }
 
