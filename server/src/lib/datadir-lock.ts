@@ -6,7 +6,8 @@ import path from 'node:path';
  * PGlite is single-process: two processes writing one `DATA_DIR/pglite` corrupt it. Whoever opens it (the server, or
  * the admin CLI when no server runs) first holds `DATA_DIR/hyperdesk.lock`, created exclusively and naming its pid
  * (and the pid's start time, so a recycled pid is not mistaken for the holder). A lock whose holder is gone is stale
- * and taken over, by one process at a time. The server adds where its admin endpoint listens; the CLI sends its commands there.
+ * and taken over, by one process at a time. The server adds where its admin endpoint listens; the CLI sends its
+ * commands there.
  */
 export const LOCK_FILE = 'hyperdesk.lock';
 export const ADMIN_SECRET_FILE = 'admin.secret';
@@ -121,8 +122,8 @@ export function tryAcquire(dataDir: string, role: LockInfo['role']): AcquireResu
 const GUARD_STALE_MS = 60_000;
 
 /**
- * Removes a stale lock (answers whether it did), one process at a time: only the holder of `<lock>.takeover` (created exclusively) may, and
- * only while the lock still reads exactly as the stale one it saw. Nobody else can replace a lock that exists (they
+ * Removes a stale lock (answers whether it did), one process at a time: only the holder of `<lock>.takeover`
+ * (created exclusively) may, and only while the lock still reads exactly as the stale one it saw. Nobody else can replace a lock that exists (they
  * link, which fails), so between that check and the unlink the stale lock stays what it was. (Moving it aside
  * instead, as before, let a process that linked its own lock meanwhile win beside the one whose lock was moved.)
  */
