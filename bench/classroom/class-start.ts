@@ -216,12 +216,92 @@ function classSlot(leadMs: number) {
   return { start, date: start.toISOString().slice(0, 10), from: hhmm(start), to: hhmm(end) };
 }
 
+type Call = (path: string, body: object) => Promise<unknown>;
+type States = () => Promise<string[]>;
+
+/** A course of `seats` machines with as many verified students on its roster; their id tokens. */
+async function seedClass(server: Server, ownerId: string, seats: number) {
+  const { app, db } = server;
+  const startAt = new Date(Date.now() - DAY);
+  const orderId = await seedCourseOrder(db, { userId: ownerId, vms: seats, hours: 10, startAt, expiresAt: new Date(startAt.getTime() + 7 * DAY) });
+  const courseId = await db.transaction((tx) => app.ctx.courses.fulfilCourseOrder(tx, { id: orderId }));
+  const students = await Promise.all(Array.from({ length: seats }, (_, i) => seedUser(db, { name: `Student ${i + 1}` })));
+  await seedRoster(db, courseId, students.map((st) => st.email));
+  return { courseId, tokens: await Promise.all(students.map((st) => app.ctx.tokens.sign(st))) };
+}
+
+/**
+ * An earlier class (Start All, then Stop All): the course's instances exist, as for every class but the first (a new
+ * instance's first start remaps its files to its own id range: minutes for 40 on 2 cores).
+ */
+async function earlierClass(call: Call, states: States, courseId: string, seats: number): Promise<void> {
+  const until = async (what: string, done: (s: string[]) => boolean) => {
+    for (const t = performance.now(); !done(await states()); await sleep(500)) {
+      if (performance.now() - t > FIRST_START_TIMEOUT_MS) throw new Error(`${what}: not within ${fmtMs(FIRST_START_TIMEOUT_MS)}`);
+    }
+  };
+  const first = performance.now();
+  let startAlls = 0;
+  const startAll = async () => {
+    startAlls++;
+    await call('/v1/pack/start', { packId: courseId });
+  };
+  await startAll();
+  // A start that timed out on a busy host leaves its machine offline: Start All again, as an instructor would.
+  await until('the first start', (s) => {
+    if (s.some((x) => x === 'offline') && s.every((x) => x !== 'processing')) void startAll();
+    return s.every((x) => x === 'online');
+  });
+  console.log(`an earlier class: the first start of the ${seats} new machines took ${fmtMs(performance.now() - first)} until all were online (Start All pressed ${startAlls}×)`);
+  await call('/v1/pack/stop', { packId: courseId, terminate: true });
+  await until('Stop All', (s) => s.every((x) => x === 'offline'));
+}
+
+/** Sets one class in the timetable and waits for its start, saying when the timetable had its machines online. */
+async function untilClassBegins(call: Call, states: States, courseId: string, seats: number): Promise<void> {
+  const lead = warmLeadMs('lxd');
+  const slot = classSlot(lead + 20_000);
+  await call('/v1/pack/timetable/add', { packId: courseId, kind: 'once', date: slot.date, start: slot.from, end: slot.to, timeZone: 'UTC' });
+  console.log(`class ${slot.date} ${slot.from}–${slot.to} UTC; the timetable starts its machines ${fmtMs(lead)} ahead`);
+  const t0 = performance.now();
+  let firstAsked = 0;
+  let online: number;
+  for (;;) {
+    const s = await states();
+    online = s.filter((x) => x === 'online').length;
+    if (!firstAsked && s.some((x) => x !== 'offline')) firstAsked = performance.now();
+    if (online === seats || Date.now() >= slot.start.getTime()) break;
+    await sleep(250);
+  }
+  const ahead = slot.start.getTime() - Date.now();
+  if (online === seats) {
+    console.log(`the timetable started the machines ${fmtMs(firstAsked - t0)} after the class was set; all ${seats} online ${fmtMs(performance.now() - firstAsked)} later, ${fmtMs(ahead)} before the class`);
+  } else console.log(`the class began with ${online}/${seats} machines online (the others' students wait for them)`);
+  await sleep(Math.max(0, ahead));
+}
+
+function report(seats: number, databaseKind: string, rush: Connected[], alone: Connected[]): void {
+  const row = (label: string, xs: number[]) =>
+    console.log(`${label.padEnd(58)} p50 ${fmtMs(percentile(xs, 50)).padStart(9)}   p95 ${fmtMs(percentile(xs, 95)).padStart(9)}   max ${fmtMs(Math.max(...xs)).padStart(9)}   n=${xs.length}`);
+  const times = rush.map((r) => r.ms);
+  const solo = alone.map((r) => r.ms);
+  console.log(`\nStart of a class of ${seats} seats on the lxd provider (${databaseKind})\n`);
+  row(`${seats} students at once: Connect → desktop content`, times);
+  row('  of which the ticket', rush.map((r) => r.ticket));
+  row('  then the gateway → the desktop greets (RFB version)', rush.map((r) => r.greeted));
+  row('baseline, one student alone: Connect → desktop content', solo);
+  row('  of which the ticket', alone.map((r) => r.ticket));
+  row('  then the gateway → the desktop greets (RFB version)', alone.map((r) => r.greeted));
+  console.log(`${'p95 at the class start / one student alone p50'.padEnd(58)} ${ratio(percentile(times, 95), percentile(solo, 50))}`);
+  console.log(`${'tickets refused (409) before a seat was ready'.padEnd(58)} ${rush.reduce((n, r) => n + r.refused, 0)}`);
+}
+
 export async function classStart(seats: number): Promise<void> {
   const server = await startBenchServer('class');
   const { app, base, db } = server;
   const owner = await seedUser(db, { instructor: true, name: 'Bench Instructor' });
   const ownerToken = await app.ctx.tokens.sign(owner);
-  const call = async (path: string, body: object) => {
+  const call: Call = async (path, body) => {
     const res = await fetch(`${base}${path}`, { method: 'POST', headers: { idtoken: ownerToken, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     if (res.status !== 200) throw new Error(`${path}: ${res.status} ${await res.text()}`);
     return res.json();
@@ -238,76 +318,15 @@ export async function classStart(seats: number): Promise<void> {
     })());
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void cleanup().finally(() => process.exit(130)));
   try {
-    const startAt = new Date(Date.now() - DAY);
-    const orderId = await seedCourseOrder(db, { userId: owner.uid, vms: seats, hours: 10, startAt, expiresAt: new Date(startAt.getTime() + 7 * DAY) });
-    courseId = await db.transaction((tx) => app.ctx.courses.fulfilCourseOrder(tx, { id: orderId }));
-    const students = await Promise.all(Array.from({ length: seats }, (_, i) => seedUser(db, { name: `Student ${i + 1}` })));
-    await seedRoster(db, courseId, students.map((st) => st.email));
-    const tokens = await Promise.all(students.map((st) => app.ctx.tokens.sign(st)));
-
-    // An earlier class (Start All, then Stop All): the course's 40 instances exist, as for every class but the first
-    // (a new instance's first start remaps its files to its own id range: minutes for 40 on 2 cores).
-    const states = async () => (await db.select({ observed: machines.observed }).from(machines).where(eq(machines.courseId, courseId))).map((r) => r.observed);
-    const until = async (what: string, done: (s: string[]) => boolean) => {
-      for (const t = performance.now(); !done(await states()); await sleep(500)) {
-        if (performance.now() - t > FIRST_START_TIMEOUT_MS) throw new Error(`${what}: not within ${fmtMs(FIRST_START_TIMEOUT_MS)}`);
-      }
-    };
-    const first = performance.now();
-    let startAlls = 0;
-    const startAll = async () => {
-      startAlls++;
-      await call('/v1/pack/start', { packId: courseId });
-    };
-    await startAll();
-    // A start that timed out on a busy host leaves its machine offline: Start All again, as an instructor would.
-    await until('the first start', (s) => {
-      if (s.some((x) => x === 'offline') && s.every((x) => x !== 'processing')) void startAll();
-      return s.every((x) => x === 'online');
-    });
-    console.log(`an earlier class: the first start of the ${seats} new machines took ${fmtMs(performance.now() - first)} until all were online (Start All pressed ${startAlls}×)`);
-    await call('/v1/pack/stop', { packId: courseId, terminate: true });
-    await until('Stop All', (s) => s.every((x) => x === 'offline'));
-
-    const lead = warmLeadMs('lxd');
-    const slot = classSlot(lead + 20_000);
-    await call('/v1/pack/timetable/add', { packId: courseId, kind: 'once', date: slot.date, start: slot.from, end: slot.to, timeZone: 'UTC' });
-    console.log(`class ${slot.date} ${slot.from}–${slot.to} UTC; the timetable starts its machines ${fmtMs(lead)} ahead`);
-
-    const t0 = performance.now();
-    let firstAsked = 0;
-    let online = 0;
-    for (;;) {
-      const s = await states();
-      online = s.filter((x) => x === 'online').length;
-      if (!firstAsked && s.some((x) => x !== 'offline')) firstAsked = performance.now();
-      if (online === seats || Date.now() >= slot.start.getTime()) break;
-      await sleep(250);
-    }
-    const ahead = slot.start.getTime() - Date.now();
-    if (online === seats) {
-      console.log(`the timetable started the machines ${fmtMs(firstAsked - t0)} after the class was set; all ${seats} online ${fmtMs(performance.now() - firstAsked)} later, ${fmtMs(ahead)} before the class`);
-    } else console.log(`the class began with ${online}/${seats} machines online (the others' students wait for them)`);
-    await sleep(Math.max(0, ahead));
-
-    const rush = await Promise.all(tokens.map((token) => connectStudent(server, token, courseId)));
-    const times = rush.map((r) => r.ms);
-    const refused = rush.reduce((n, r) => n + r.refused, 0);
+    const seeded = await seedClass(server, owner.uid, seats);
+    courseId = seeded.courseId;
+    const states: States = async () => (await db.select({ observed: machines.observed }).from(machines).where(eq(machines.courseId, courseId))).map((r) => r.observed);
+    await earlierClass(call, states, courseId, seats);
+    await untilClassBegins(call, states, courseId, seats);
+    const rush = await Promise.all(seeded.tokens.map((token) => connectStudent(server, token, courseId)));
     const alone: Connected[] = [];
-    for (let i = 0; i < SOLO_RUNS; i++) alone.push(await connectStudent(server, tokens[i % seats]!, courseId));
-    const solo = alone.map((r) => r.ms);
-
-    const row = (label: string, xs: number[]) =>
-      console.log(`${label.padEnd(58)} p50 ${fmtMs(percentile(xs, 50)).padStart(9)}   p95 ${fmtMs(percentile(xs, 95)).padStart(9)}   max ${fmtMs(Math.max(...xs)).padStart(9)}   n=${xs.length}`);
-    console.log(`\nStart of a class of ${seats} seats on the lxd provider (${server.databaseKind})\n`);
-    row(`${seats} students at once: Connect → desktop content`, times);
-    row('  of which the ticket', rush.map((r) => r.ticket));
-    row('  then the gateway → the desktop greets (RFB version)', rush.map((r) => r.greeted));
-    row('baseline, one student alone: Connect → desktop content', solo);
-    row('  of which the ticket', alone.map((r) => r.ticket));
-    row('  then the gateway → the desktop greets (RFB version)', alone.map((r) => r.greeted));
-    console.log(`${'p95 at the class start / one student alone p50'.padEnd(58)} ${ratio(percentile(times, 95), percentile(solo, 50))}`);
-    console.log(`${'tickets refused (409) before a seat was ready'.padEnd(58)} ${refused}`);
+    for (let i = 0; i < SOLO_RUNS; i++) alone.push(await connectStudent(server, seeded.tokens[i % seats]!, courseId));
+    report(seats, server.databaseKind, rush, alone);
   } finally {
     await cleanup();
   }
