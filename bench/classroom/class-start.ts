@@ -21,6 +21,7 @@ import WebSocket from 'ws';
 import { machines } from '../../server/src/db/schema/index';
 import { seedCourseOrder, seedRoster, seedUser } from '../../server/src/modules/courses/fixtures/seed';
 import { warmLeadMs } from '../../server/src/modules/timetable/job';
+import { until as waitFor } from '../../server/test/machines-desktops';
 import { startBenchServer } from '../server';
 import { fmtMs, percentile, ratio } from '../stats';
 import { ZrleStream } from './zrle';
@@ -235,11 +236,7 @@ async function seedClass(server: Server, ownerId: string, seats: number) {
  * instance's first start remaps its files to its own id range: minutes for 40 on 2 cores).
  */
 async function earlierClass(call: Call, states: States, courseId: string, seats: number): Promise<void> {
-  const until = async (what: string, done: (s: string[]) => boolean) => {
-    for (const t = performance.now(); !done(await states()); await sleep(500)) {
-      if (performance.now() - t > FIRST_START_TIMEOUT_MS) throw new Error(`${what}: not within ${fmtMs(FIRST_START_TIMEOUT_MS)}`);
-    }
-  };
+  const until = (what: string, done: (s: string[]) => boolean) => waitFor(what, async () => done(await states()), FIRST_START_TIMEOUT_MS, 500);
   const first = performance.now();
   let startAlls = 0;
   const startAll = async () => {
