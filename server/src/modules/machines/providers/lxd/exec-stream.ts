@@ -39,28 +39,33 @@ export class ExecStream extends Duplex {
     if (this.destroyed) return;
     const fds = (op.metadata as { fds?: Record<string, string> } | null)?.fds;
     if (!fds?.['0'] || !fds['1'] || !fds['2'] || !fds.control) throw new Error('LXD exec gave no websockets');
-    const open = (secret: string) => {
+    const connect = (secret: string) => {
       const ws = this.lxd.websocket(op.id, secret);
       this.sockets.push(ws);
       ws.on('error', (err) => this.destroy(err));
-      return new Promise<WebSocket>((resolve, reject) => {
+      const opened = new Promise<WebSocket>((resolve, reject) => {
         ws.once('open', () => resolve(ws));
         ws.once('error', reject);
       });
+      return { ws, opened };
     };
-    // LXD starts the program once every websocket is connected; stdout first, so no byte can be missed.
-    const [stdout, stdin, stderr, control] = await Promise.all([open(fds['1']), open(fds['0']), open(fds['2']), open(fds.control)]);
-    if (this.destroyed) return this.closeAll();
-    this.stdin = stdin;
-    this.stdout = stdout;
-    this.control = control;
-    stderr.on('message', () => {});
+    // LXD starts the program once every websocket is connected, and its first bytes can come in on stdout before this
+    // side has seen the last websocket open (found with 40 viewers at once: the desktop's greeting was lost and the
+    // viewer waited for ever), so stdout is read from the moment it exists.
+    const out = connect(fds['1']);
+    const stdout = (this.stdout = out.ws);
     stdout.on('message', (data: Buffer, isBinary: boolean) => {
       if (!isBinary && data.length === 0) return;
       if (!this.push(data)) stdout.pause();
     });
     stdout.once('close', () => this.push(null));
-    stdin.once('close', () => this.destroy());
+    const rest = [fds['0'], fds['2'], fds.control].map((secret) => connect(secret).opened);
+    const [, stdin, stderr, control] = await Promise.all([out.opened, ...rest]);
+    if (this.destroyed) return this.closeAll();
+    this.stdin = stdin!;
+    this.control = control!;
+    stderr!.on('message', () => {});
+    stdin!.once('close', () => this.destroy());
     this.emit('connect');
   }
 
