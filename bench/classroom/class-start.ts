@@ -29,7 +29,8 @@ import { ZrleStream } from './zrle';
 const DAY = 86_400_000;
 const CLASS_MINUTES = 10;
 const SOLO_RUNS = 5;
-const CONTENT_TIMEOUT_MS = 10 * 60_000;
+/** A student who has no content by then is counted as failed, with where their connection stood. */
+const CONTENT_TIMEOUT_MS = 2 * 60_000;
 const FIRST_START_TIMEOUT_MS = 30 * 60_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -77,7 +78,11 @@ function untilContent(stream: Duplex, minColours = 8): Promise<{ greeted: number
     let rects = 0;
     const colours = new Set<number>();
     const zrle = new ZrleStream();
-    const timer = setTimeout(() => finish(new Error('no content')), CONTENT_TIMEOUT_MS);
+    let received = 0;
+    const timer = setTimeout(
+      () => finish(new Error(`no content after ${CONTENT_TIMEOUT_MS / 1000} s (RFB step ${step}, ${received} bytes received, ${colours.size} colours)`)),
+      CONTENT_TIMEOUT_MS,
+    );
     let done = false;
     const finish = (err?: Error) => {
       if (done) return;
@@ -115,6 +120,7 @@ function untilContent(stream: Duplex, minColours = 8): Promise<{ greeted: number
       }
     };
     stream.on('data', (chunk: Buffer) => {
+      received += chunk.length;
       buf = Buffer.concat([buf, chunk]);
       void read();
     });
@@ -320,9 +326,19 @@ export async function classStart(seats: number): Promise<void> {
     const states: States = async () => (await db.select({ observed: machines.observed }).from(machines).where(eq(machines.courseId, courseId))).map((r) => r.observed);
     await earlierClass(call, states, courseId, seats);
     await untilClassBegins(call, states, courseId, seats);
-    const rush = await Promise.all(seeded.tokens.map((token) => connectStudent(server, token, courseId)));
+    console.log(`the class begins: ${seats} students press Connect`);
+    const settled = await Promise.allSettled(seeded.tokens.map((token) => connectStudent(server, token, courseId)));
+    const rush = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    const failed = settled.flatMap((r) => (r.status === 'rejected' ? [String((r.reason as Error).message)] : []));
+    if (failed.length) console.log(`${failed.length} of ${seats} students got no content:\n  ${[...new Set(failed)].join('\n  ')}`);
     const alone: Connected[] = [];
-    for (let i = 0; i < SOLO_RUNS; i++) alone.push(await connectStudent(server, seeded.tokens[i % seats]!, courseId));
+    for (let i = 0; i < SOLO_RUNS; i++) {
+      try {
+        alone.push(await connectStudent(server, seeded.tokens[i % seats]!, courseId));
+      } catch (err) {
+        console.log(`a student alone got no content: ${(err as Error).message}`);
+      }
+    }
     report(seats, server.databaseKind, rush, alone);
   } finally {
     await cleanup();
