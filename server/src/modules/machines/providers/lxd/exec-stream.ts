@@ -1,9 +1,41 @@
 import { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
-import type { LxdClient } from './client';
+import type { LxdClient, Operation } from './client';
 
 /** The desktop's user inside every instance (the image makes it uid 1000). */
 export const DESKTOP_UID = 1000;
+
+/** An exec operation's websockets: stdout at once, the others when all four are open. */
+export interface ExecSockets {
+  /** All four, to close them. */
+  sockets: WebSocket[];
+  stdout: WebSocket;
+  opened: Promise<{ stdin: WebSocket; stderr: WebSocket; control: WebSocket }>;
+}
+
+/**
+ * Connects an exec operation's four websockets (non-interactive, `wait-for-websocket`). LXD starts the program once
+ * all four are connected, and its first bytes can come in on stdout before this side has seen the last one open
+ * (found with 40 viewers connecting at once: the desktop's greeting was lost and the viewer waited for ever), so the
+ * caller listens to `stdout` in the same turn, before `opened`.
+ */
+export function connectExec(lxd: LxdClient, op: Operation): ExecSockets {
+  const fds = (op.metadata as { fds?: Record<string, string> } | null)?.fds;
+  if (!fds?.['0'] || !fds['1'] || !fds['2'] || !fds.control) throw new Error('LXD exec gave no websockets');
+  const sockets: WebSocket[] = [];
+  const connect = (secret: string) => {
+    const ws = lxd.websocket(op.id, secret);
+    sockets.push(ws);
+    return new Promise<WebSocket>((resolve, reject) => {
+      ws.once('open', () => resolve(ws));
+      ws.once('error', reject);
+    });
+  };
+  const stdoutOpen = connect(fds['1']);
+  const rest = Promise.all([connect(fds['0']), connect(fds['2']), connect(fds.control)]);
+  const opened = Promise.all([stdoutOpen, rest]).then(([, [stdin, stderr, control]]) => ({ stdin, stderr, control }));
+  return { sockets, stdout: sockets[0]!, opened };
+}
 
 /**
  * A byte stream to a program run inside an instance through LXD's exec API: its stdin and stdout as one Duplex
@@ -37,35 +69,21 @@ export class ExecStream extends Duplex {
       cwd: '/',
     });
     if (this.destroyed) return;
-    const fds = (op.metadata as { fds?: Record<string, string> } | null)?.fds;
-    if (!fds?.['0'] || !fds['1'] || !fds['2'] || !fds.control) throw new Error('LXD exec gave no websockets');
-    const connect = (secret: string) => {
-      const ws = this.lxd.websocket(op.id, secret);
-      this.sockets.push(ws);
-      ws.on('error', (err) => this.destroy(err));
-      const opened = new Promise<WebSocket>((resolve, reject) => {
-        ws.once('open', () => resolve(ws));
-        ws.once('error', reject);
-      });
-      return { ws, opened };
-    };
-    // LXD starts the program once every websocket is connected, and its first bytes can come in on stdout before this
-    // side has seen the last websocket open (found with 40 viewers at once: the desktop's greeting was lost and the
-    // viewer waited for ever), so stdout is read from the moment it exists.
-    const out = connect(fds['1']);
-    const stdout = (this.stdout = out.ws);
+    const exec = connectExec(this.lxd, op);
+    this.sockets = exec.sockets;
+    for (const ws of exec.sockets) ws.on('error', (err) => this.destroy(err));
+    const stdout = (this.stdout = exec.stdout);
     stdout.on('message', (data: Buffer, isBinary: boolean) => {
       if (!isBinary && data.length === 0) return;
       if (!this.push(data)) stdout.pause();
     });
     stdout.once('close', () => this.push(null));
-    const rest = [fds['0'], fds['2'], fds.control].map((secret) => connect(secret).opened);
-    const [, stdin, stderr, control] = await Promise.all([out.opened, ...rest]);
+    const { stdin, stderr, control } = await exec.opened;
     if (this.destroyed) return this.closeAll();
-    this.stdin = stdin!;
-    this.control = control!;
-    stderr!.on('message', () => {});
-    stdin!.once('close', () => this.destroy());
+    this.stdin = stdin;
+    this.control = control;
+    stderr.on('message', () => {});
+    stdin.once('close', () => this.destroy());
     this.emit('connect');
   }
 

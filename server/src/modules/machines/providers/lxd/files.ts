@@ -2,7 +2,7 @@ import { PassThrough, type Readable } from 'node:stream';
 import type { WebSocket } from 'ws';
 import { FilesError, type DesktopFiles, type FilesErrorCode, type ListedEntry } from '../desktop-files';
 import type { LxdClient } from './client';
-import { DESKTOP_UID } from './exec-stream';
+import { connectExec, DESKTOP_UID } from './exec-stream';
 import { FILES_SCRIPT } from './files-script';
 
 /** Transfers at once per machine (each is a process in the desktop and a stream through this server). */
@@ -38,16 +38,15 @@ async function run(lxd: LxdClient, instance: string, args: string[], input?: Rea
     group: DESKTOP_UID,
     cwd: '/home/user',
   });
-  const fds = (op.metadata as { fds?: Record<string, string> } | null)?.fds;
-  if (!fds?.['0'] || !fds['1'] || !fds['2'] || !fds.control) throw new Error('LXD exec gave no websockets');
-  const sockets: WebSocket[] = [];
-  const open = (secret: string) =>
-    new Promise<WebSocket>((resolve, reject) => {
-      const ws = lxd.websocket(op.id, secret);
-      sockets.push(ws);
-      ws.once('open', () => resolve(ws));
-      ws.once('error', reject);
-    });
+  const exec = connectExec(lxd, op);
+  const { sockets, stdout: stdoutWs } = exec;
+  const stdout = new PassThrough({ highWaterMark: 1 << 20 });
+  stdout.on('drain', () => stdoutWs.resume());
+  stdoutWs.on('message', (data: Buffer, isBinary: boolean) => {
+    if (!isBinary) return void stdout.end(); // LXD's end-of-stream barrier
+    if (!stdout.write(data)) stdoutWs.pause();
+  });
+  stdoutWs.once('close', () => stdout.end());
   let control: WebSocket | null = null;
   const kill = () => {
     try {
@@ -57,25 +56,16 @@ async function run(lxd: LxdClient, instance: string, args: string[], input?: Rea
     }
     setTimeout(() => sockets.forEach((ws) => ws.terminate()), 200).unref();
   };
-  let opened: WebSocket[];
+  let stdinWs: WebSocket;
+  let stderrWs: WebSocket;
   try {
-    opened = await Promise.all([open(fds['1']), open(fds['0']), open(fds['2']), open(fds.control)]);
+    ({ stdin: stdinWs, stderr: stderrWs, control } = await exec.opened);
   } catch (err) {
     kill();
     throw err;
   }
-  const [stdoutWs, stdinWs, stderrWs] = opened as [WebSocket, WebSocket, WebSocket, WebSocket];
-  control = opened[3]!;
   for (const ws of sockets) ws.on('error', () => undefined);
   stderrWs.on('message', () => undefined);
-
-  const stdout = new PassThrough({ highWaterMark: 1 << 20 });
-  stdout.on('drain', () => stdoutWs.resume());
-  stdoutWs.on('message', (data: Buffer, isBinary: boolean) => {
-    if (!isBinary) return void stdout.end(); // LXD's end-of-stream barrier
-    if (!stdout.write(data)) stdoutWs.pause();
-  });
-  stdoutWs.once('close', () => stdout.end());
 
   const send = (data: Buffer | string, binary: boolean) =>
     new Promise<void>((resolve, reject) => stdinWs.send(data, { binary }, (err) => (err ? reject(err) : resolve())));
