@@ -68,10 +68,16 @@ export interface LxdClient {
   close(): void;
 }
 
+/** GET /1.0/operations/<id>/wait: answered when the operation ends (or its timeout passes). */
+const isWait = (p: string) => /^\/1\.0\/operations\/[^/]+\/wait(\?|$)/.test(p);
+
 export function createLxdClient(c: LxdConnection): LxdClient {
   const base = new URL(c.url);
   const tls = { cert: c.cert, key: c.key, ca: c.serverCert, checkServerIdentity: () => undefined };
   const agent = new https.Agent({ ...tls, keepAlive: true, maxSockets: 32 });
+  // An operation's wait is a long poll that holds its socket while the operation runs (40 starts, a file transfer):
+  // on `agent` 32 of them would leave every other request queued behind them.
+  const waitAgent = new https.Agent({ ...tls, keepAlive: true });
   // Exec's websockets (four per stream: every desktop connection opens one) resume the TLS session of an earlier
   // one instead of a full handshake with both certificates each time.
   const wsAgent = new https.Agent({ ...tls, keepAlive: false, maxCachedSessions: 64 });
@@ -81,7 +87,7 @@ export function createLxdClient(c: LxdConnection): LxdClient {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     return new Promise((resolve, reject) => {
       const req = https.request(
-        { host: base.hostname, port: base.port || 8443, method, path: withProject(p), agent, headers: payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {} },
+        { host: base.hostname, port: base.port || 8443, method, path: withProject(p), agent: isWait(p) ? waitAgent : agent, headers: payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {} },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (d: Buffer) => chunks.push(d));
@@ -131,6 +137,7 @@ export function createLxdClient(c: LxdConnection): LxdClient {
     },
     close() {
       agent.destroy();
+      waitAgent.destroy();
       wsAgent.destroy();
     },
   };
