@@ -78,6 +78,23 @@ describe('machine reconciler', () => {
     provider.upAfterMs = 0;
   });
 
+  it('counts a start\'s time from its first attempt, not from the request: a start that waited for a slot still starts', async () => {
+    const id = await newMachine();
+    provider.upAfterMs = null;
+    await s.app.ctx.machines.requestStart(db(), [id]);
+    // Waited behind 39 other first starts (or for a server to lead) longer than a start may take.
+    clock.advance(START_TIMEOUT_MS + 60_000);
+    await pass();
+    expect(provider.calls).toContainEqual({ op: 'start', id, homeKey: id });
+    expect((await machineRow(db(), id)).observed).toBe('processing');
+    clock.advance(START_TIMEOUT_MS - 1000);
+    provider.upAfterMs = 0;
+    await pass();
+    expect(await machineRow(db(), id)).toMatchObject({ desired: 'running', observed: 'online' });
+    await s.app.ctx.machines.requestStop(db(), [id]);
+    await pass();
+  });
+
   it('fails a start the provider refuses, with its reason', async () => {
     const id = await newMachine();
     provider.startError = 'no free X display';

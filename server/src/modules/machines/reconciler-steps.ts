@@ -52,6 +52,21 @@ export interface StepDeps {
   timeoutMs: number;
   /** When each online machine was last probed by this process. */
   lastHealth: Map<string, number>;
+  /** When this process first worked on each machine's current start (keyed by its processingSince). */
+  startBegan: Map<string, { since: number; began: number }>;
+}
+
+/**
+ * Whether the current start of a processing machine has had its time: counted from this process's first pass at it,
+ * not from the request, since a start waits for a free slot (8 at a time: a class's first start of 40 new instances
+ * queues for minutes) or for a server to lead, and that wait is not the desktop's.
+ */
+function startOverdue(d: StepDeps, r: Row, now: Date): boolean {
+  if (!r.processingSince) return false;
+  const since = r.processingSince.getTime();
+  let entry = d.startBegan.get(r.id);
+  if (entry?.since !== since) d.startBegan.set(r.id, (entry = { since, began: now.getTime() }));
+  return now.getTime() - entry.began > d.timeoutMs;
 }
 
 /** Charges what an online machine used, up to the moment it was last seen running (never an outage). */
@@ -76,6 +91,7 @@ export async function markOnline(d: StepDeps, r: Row, endpoint: Endpoint): Promi
     })
     .where(and(eq(machines.id, r.id), eq(machines.desired, 'running'), ne(machines.observed, 'online')))
     .returning({ id: machines.id });
+  d.startBegan.delete(r.id);
   if (res.length) {
     if (r.processingSince) machineStartSeconds.observe((now.getTime() - r.processingSince.getTime()) / 1000);
     d.log.info({ machineId: r.id }, 'machine online');
@@ -103,6 +119,7 @@ export async function markSeen(d: StepDeps, r: Row, now: Date): Promise<void> {
 export async function fail(d: StepDeps, r: Row, reason: string): Promise<void> {
   d.log.warn({ machineId: r.id, reason }, 'machine start failed');
   reconcilerErrors.inc({ kind: 'start_failed' });
+  d.startBegan.delete(r.id);
   await d.provider.stop(r.id).catch((err) => d.log.error({ err, machineId: r.id }, 'cleanup after a failed start failed'));
   const now = d.clock.now();
   const res = await d.db
@@ -133,6 +150,7 @@ export async function goOffline(d: StepDeps, r: Row): Promise<void> {
     .where(and(eq(machines.id, r.id), eq(machines.desired, 'stopped')))
     .returning({ id: machines.id });
   d.lastHealth.delete(r.id);
+  d.startBegan.delete(r.id);
   if (res.length) {
     machineStopSeconds.observe((performance.now() - began) / 1000);
     d.log.info({ machineId: r.id }, 'machine offline');
@@ -247,7 +265,7 @@ export async function converge(d: StepDeps, row: Row): Promise<boolean> {
     if (!restarted) return false;
     r = restarted;
   }
-  if (r.processingSince && now.getTime() - r.processingSince.getTime() > d.timeoutMs) {
+  if (startOverdue(d, r, now)) {
     await fail(d, r, startTimedOut(d.timeoutMs));
     return false;
   }

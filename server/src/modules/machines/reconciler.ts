@@ -127,6 +127,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     settle: deps.settle,
     timeoutMs: deps.startTimeoutMs ?? START_TIMEOUT_MS,
     lastHealth: new Map<string, number>(),
+    startBegan: new Map(),
     publish: async (id) => events.publish(await audienceOf(db, id), { type: 'balance' }),
   };
 
