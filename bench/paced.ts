@@ -5,9 +5,11 @@
  * microseconds. autocannon's `-R` sends every connection's share at the same instants (50 requests at once every
  * 50 ms at 1,000 rps over 50 connections), so its percentiles measure the place in that burst more than the server,
  * and it reports them in whole milliseconds.
+ * The first second runs at the same rate as a warm-up (the client's 50 connections opened, its code compiled): p50
+ * and p99 are the steady state after it, and p99Cold is the p99 of every request, the first second's included.
  *
  *   node --import tsx bench/paced.ts <url> <rate> <seconds> <connections> [headers as JSON]
- * Prints {"rps", "p50", "p99", "errors"} (latencies in ms) on stdout.
+ * Prints {"rps", "p50", "p99", "p99Cold", "errors"} (latencies in ms) on stdout.
  */
 import http from 'node:http';
 
@@ -27,31 +29,41 @@ function send(due: number, done: (latencyMs: number, ok: boolean) => void): void
   req.end();
 }
 
+const WARMUP_S = 1;
+
 async function main() {
-  const total = Math.round(rate * seconds);
+  const warmup = Math.round(rate * WARMUP_S);
+  const total = warmup + Math.round(rate * seconds);
   const latencies: number[] = [];
+  const warm: number[] = [];
   let errors = 0;
   let finished = 0;
   const start = performance.now() + 50;
   const all = new Promise<void>((resolve) => {
-    const done = (ms: number, ok: boolean) => {
-      latencies.push(ms);
-      if (!ok) errors++;
+    const done = (index: number) => (ms: number, ok: boolean) => {
+      if (index >= warmup) {
+        latencies.push(ms);
+        if (!ok) errors++;
+      } else warm.push(ms);
       if (++finished === total) resolve();
     };
     let next = 0;
     const tick = () => {
       const now = performance.now();
-      while (next < total && start + (next * 1000) / rate <= now) send(start + (next++ * 1000) / rate, done);
+      while (next < total && start + (next * 1000) / rate <= now) {
+        send(start + (next * 1000) / rate, done(next));
+        next++;
+      }
       if (next < total) setTimeout(tick, Math.max(0, start + (next * 1000) / rate - performance.now()));
     };
     setTimeout(tick, 50);
   });
   await all;
-  const elapsed = (performance.now() - start) / 1000;
+  const elapsed = (performance.now() - start) / 1000 - WARMUP_S;
+  const at = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]!;
+  const everyOne = [...warm, ...latencies].sort((a, b) => a - b);
   latencies.sort((a, b) => a - b);
-  const at = (p: number) => latencies[Math.min(latencies.length - 1, Math.ceil((p / 100) * latencies.length) - 1)]!;
-  process.stdout.write(JSON.stringify({ rps: total / elapsed, p50: at(50), p99: at(99), errors }));
+  process.stdout.write(JSON.stringify({ rps: latencies.length / elapsed, p50: at(latencies, 50), p99: at(latencies, 99), p99Cold: at(everyOne, 99), errors }));
   agent.destroy();
 }
 
