@@ -519,7 +519,8 @@ async function innerMain(cfg: InnerConfig) {
   await until(
     async () => {
       try {
-        return (await fetch(`${cfg.base}/readyz`)).ok;
+        // Each try has its own timeout: one that hangs (a connection made while the link came up) must not be the last.
+        return (await fetch(`${cfg.base}/readyz`, { signal: AbortSignal.timeout(2000) })).ok;
       } catch {
         return false;
       }
