@@ -503,14 +503,16 @@ async function uploadSample(tab: Page, seconds: number): Promise<{ fps: number; 
   const bytes = Math.round(((LINK.kbps * 1000) / 8) * seconds * 1.5);
   await tab.getByRole('button', { name: 'Files', exact: true }).click();
   const t0 = performance.now();
-  await tab.getByTestId('files-picker').setInputFiles({ name: 'bench-upload.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(bytes, 7) });
+  // A name of its own per run: the same name again is saved as "bench-upload (1).bin".
+  const name = `bench-upload-${Date.now()}.bin`;
+  await tab.getByTestId('files-picker').setInputFiles({ name, mimeType: 'application/octet-stream', buffer: Buffer.alloc(bytes, 7) });
   await sleep(1000);
   const s0 = (await tab.evaluate(SNAPSHOT)) as Snap;
   await sleep(seconds * 1000);
   const s1 = (await tab.evaluate(SNAPSHOT)) as Snap;
   const dt = (s1.t - s0.t) / 1000;
   const fps = s0.rtc && s1.rtc ? (s1.rtc.framesDecoded - s0.rtc.framesDecoded) / dt : ((await tab.evaluate(flipsSince(s0.t))) as number[]).filter((t) => t <= s1.t).length / dt;
-  await tab.getByText('Saved as ~/Uploads/bench-upload.bin').waitFor({ timeout: 600_000 });
+  await tab.getByText(`Saved as ~/Uploads/${name}`).waitFor({ timeout: 600_000 });
   return { fps, kbps: (bytes * 8) / ((performance.now() - t0) / 1000) / 1000 };
 }
 
