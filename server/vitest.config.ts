@@ -14,6 +14,7 @@ const DATABASE_FREE = [
   'test/connect-desktop.test.ts',
   'test/connect-turn.test.ts',
   'test/datadir-lock.test.ts',
+  'test/lxd-daemon.test.ts',
   'test/fast-serializer.test.ts',
   'src/lib/**/*.test.ts',
   'src/modules/courses/pricing.test.ts',

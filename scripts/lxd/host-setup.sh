@@ -39,9 +39,11 @@ for f in /etc/subuid /etc/subgid; do
     ids_changed=1
   fi
 done
-if [ -n "$ids_changed" ] && pgrep -x lxd >/dev/null; then
+# The daemon by its command line (scripts/lxd/daemon.sh): `pkill -x lxd` would kill every instance's monitor too.
+daemon_cmd="lxd --group lxd --logfile=/var/log/lxd/lxd.log"
+if [ -n "$ids_changed" ] && pgrep -x -f -- "$daemon_cmd" >/dev/null; then
   step "restarting the LXD daemon for the new id range (instances keep running)"
-  pkill -TERM -x lxd; for _ in $(seq 1 100); do pgrep -x lxd >/dev/null || break; sleep 0.1; done
+  pkill -TERM -x -f -- "$daemon_cmd"; for _ in $(seq 1 100); do pgrep -x -f -- "$daemon_cmd" >/dev/null || break; sleep 0.1; done
 fi
 
 # lxcfs gives each desktop its own /proc/meminfo, cpuinfo and uptime; LXD looks for it when it starts.
@@ -56,11 +58,7 @@ if ! pgrep -x lxcfs >/dev/null; then
   setsid lxcfs /var/lib/lxcfs >/var/log/lxd/lxcfs.log 2>&1 < /dev/null 9>&- &
   for _ in $(seq 1 50); do mountpoint -q /var/lib/lxcfs && break; sleep 0.1; done
 fi
-if ! lxc query /1.0 >/dev/null 2>&1; then
-  step "starting the LXD daemon"
-  pgrep -x lxd >/dev/null || { setsid lxd --group lxd --logfile=/var/log/lxd/lxd.log >/dev/null 2>&1 < /dev/null 9>&- & }
-  lxd waitready --timeout=120
-fi
+sh "$here/daemon.sh" 9>&-
 [ "$(lxc config get core.https_address)" = "$ADDRESS" ] || { step "API on https://$ADDRESS"; lxc config set core.https_address "$ADDRESS"; }
 
 if ! lxc storage show "$POOL" >/dev/null 2>&1; then

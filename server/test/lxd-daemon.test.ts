@@ -1,0 +1,108 @@
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const DAEMON_SH = path.join(import.meta.dirname, '../../scripts/lxd/daemon.sh');
+/** A network namespace of its own, so the test's daemon never sees the host's interfaces or firewall. */
+const NS = 'hdd-test';
+
+/**
+ * scripts/lxd/daemon.sh, which npm start's host set-up runs, on a NEW LXD daemon of its own directory (in its own
+ * network and mount namespaces; the host's daemon is not touched): it starts a daemon, starts it again after it died
+ * while a process named lxd (what every running instance's monitor is called) stays, and replaces one that hangs.
+ */
+describe('the LXD daemon script', () => {
+  let root: string;
+  let dir: string;
+  let log: string;
+  let bystander: ChildProcess | undefined;
+  const cmd = () => `lxd --group lxd --logfile=${log}`;
+  const env = () => ({ ...process.env, LXD_DIR: dir, LXD_LOG: log, LXD_HUNG_AFTER: '3' });
+  const daemonPids = () => {
+    try {
+      return execFileSync('pgrep', ['-x', '-f', '--', cmd()], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+    } catch {
+      return [];
+    }
+  };
+  const answers = async () => {
+    try {
+      await run('lxc', ['query', '/1.0'], { env: env(), timeout: 10_000 });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  /** daemon.sh as host-setup.sh runs it, in the test's namespaces (its daemon keeps them). */
+  const daemonSh = async () => {
+    const script = [
+      'set -e',
+      `mkdir -p ${root}/cg`,
+      `mount --rbind /sys/fs/cgroup ${root}/cg`,
+      'mount -t sysfs sysfs /sys',
+      `mount --move ${root}/cg /sys/fs/cgroup`,
+      `exec sh ${DAEMON_SH}`,
+    ].join('\n');
+    try {
+      return (await run('nsenter', [`--net=/run/netns/${NS}`, 'unshare', '--mount', '--propagation', 'private', 'sh', '-c', script], { env: env(), timeout: 240_000 })).stdout;
+    } catch (err) {
+      const e = err as { stdout?: string; stderr?: string };
+      throw new Error(`daemon.sh failed:\n${e.stdout}\n${e.stderr}`, { cause: err });
+    }
+  };
+  const killDaemon = (signal: NodeJS.Signals) => {
+    for (const p of daemonPids()) process.kill(p, signal);
+  };
+
+  beforeAll(() => {
+    execFileSync('sh', ['-c', `ip netns del ${NS} 2>/dev/null; ip netns add ${NS} && ip -n ${NS} link set lo up`]);
+    root = mkdtempSync('/var/tmp/hdd-test-');
+    chmodSync(root, 0o711);
+    dir = path.join(root, 'lxd');
+    log = path.join(root, 'lxd.log');
+  });
+  afterAll(async () => {
+    bystander?.kill('SIGKILL');
+    killDaemon('SIGKILL');
+    for (let i = 0; i < 50 && daemonPids().length; i++) await new Promise((r) => setTimeout(r, 100));
+    execFileSync('sh', ['-c', `ip netns del ${NS} 2>/dev/null || true`]);
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('starts the daemon where none runs', async () => {
+    expect(await answers()).toBe(false);
+    expect(await daemonSh()).toContain('LXD: starting the LXD daemon');
+    expect(await answers()).toBe(true);
+    expect(daemonPids()).toHaveLength(1);
+    expect(await daemonSh()).toBe(''); // one that answers is left alone
+  }, 300_000);
+
+  it('starts it again after it died, though a process named lxd (an instance monitor) still runs', async () => {
+    // A running instance's monitor is a process named lxd: a stand-in with that name.
+    mkdirSync(path.join(root, 'bin'));
+    symlinkSync('/bin/sleep', path.join(root, 'bin', 'lxd'));
+    bystander = spawn(path.join(root, 'bin', 'lxd'), ['600'], { stdio: 'ignore' });
+    await new Promise((r) => bystander!.once('spawn', r));
+    expect(execFileSync('pgrep', ['-x', 'lxd'], { encoding: 'utf8' })).toContain(String(bystander.pid));
+    killDaemon('SIGKILL');
+    for (let i = 0; i < 50 && daemonPids().length; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await answers()).toBe(false);
+    const out = await daemonSh();
+    expect(out).toContain('the LXD daemon had stopped; its log ended with:');
+    expect(out).toContain('LXD: starting the LXD daemon');
+    expect(await answers()).toBe(true);
+    expect(bystander.exitCode).toBeNull(); // the monitor stand-in was not touched
+  }, 300_000);
+
+  it('replaces a daemon that runs but no longer answers', async () => {
+    const [hung] = daemonPids();
+    process.kill(hung!, 'SIGSTOP');
+    expect(await answers()).toBe(false);
+    expect(await daemonSh()).toContain('the LXD daemon runs but does not answer: replacing it');
+    expect(await answers()).toBe(true);
+    expect(daemonPids()).not.toContain(hung);
+  }, 300_000);
+});
