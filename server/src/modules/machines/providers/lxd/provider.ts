@@ -6,6 +6,7 @@ import { LxdError, type LxdClient } from './client';
 import { perKeySerial } from '../serial';
 import { socketInInstance } from './exec-stream';
 import { createLxdFiles } from './files';
+import { createDesktopWatches } from './watch';
 import { createCluster, currentOf, instanceName, parseInstance, staleOf } from './cluster';
 
 export interface LxdProviderOptions {
@@ -75,6 +76,8 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
   const serialized = perKeySerial();
   const silentFrom = new Map<string, number>();
   const seenUp = new Set<string>();
+  /** Each running desktop's watch: a look at an online desktop reads it instead of probing through an exec. */
+  const watches = createDesktopWatches(lxd, VNC_SOCKET);
   const cluster = createCluster(lxd, GPU_PROFILE);
   /** A machine's instance now (a cluster can have replaced `hd-<id>` after losing its member); filled by lookups. */
   const names = new Map<string, string>();
@@ -196,14 +199,8 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
     }
   }
 
-  async function status(name: string): Promise<{ status: string } | null> {
-    try {
-      return await lxd.get<{ status: string }>(`/1.0/instances/${name}/state`);
-    } catch (err) {
-      if (notFound(err)) return null;
-      throw err;
-    }
-  }
+  /** Running, Stopped, Error: the instance's own record says it (its /state also gathers usage figures: twice LXD's work). */
+  const status = (name: string): Promise<{ status: string } | null> => instance(name);
 
   const homeDevice = (volume: string) => ({ type: 'disk', pool: opts.pool, source: volume, path: '/home/user' });
 
@@ -386,14 +383,16 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
         s = await status((name = fresh));
       }
       if (!s || s.status !== 'Running') {
+        watches.drop(name);
         if (!s) return { state: 'stopped' };
         const reason = (await instance(name))?.config['user.hyperdesk.stop_reason'];
         return reason ? { state: 'stopped', reason } : { state: 'stopped' };
       }
       const endpoint = endpointIn(name, VNC_SOCKET);
-      if (await rfbAnswers(endpoint, 3000)) {
+      if (watches.vouches(name) || (await rfbAnswers(endpoint, 3000))) {
         seenUp.add(machineId);
         silentFrom.delete(machineId);
+        watches.ensure(name);
         return { state: 'running', endpoint, agent: endpointIn(name, AGENT_SOCKET), answered: true };
       }
       if (seenUp.has(machineId)) {
