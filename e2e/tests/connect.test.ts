@@ -42,9 +42,14 @@ it('buy → start → Connect: the desktop in a new tab, typing, clipboard, disc
   await card.getByRole('button', { name: 'Start Machine' }).click();
   await card.getByText('Online', { exact: true }).waitFor({ timeout: 60_000 });
 
+  // The dashboard fetches the tab's first ticket on the click and hands it over while the tab loads.
+  const gatewayTickets: string[] = [];
+  page.context().once('page', (p) => p.on('websocket', (ws) => gatewayTickets.push(new URL(ws.url()).searchParams.get('ticket') ?? '')));
+  const dashboardTicket = page.waitForResponse((r) => r.url().endsWith('/v1/slot/connect/ticket') && r.request().method() === 'POST');
   const [tab] = await Promise.all([page.context().waitForEvent('page'), card.getByRole('button', { name: 'Connect' }).click()]);
   const payload = JSON.parse(Buffer.from(new URL(tab.url()).hash.slice(1), 'base64').toString('utf8'));
   await connected(tab);
+  expect(gatewayTickets[0]).toBe(((await (await dashboardTicket).json()) as { ticket: string }).ticket);
   await expect.poll(() => tab.title()).toBe(`${payload.machineName} — Hyperdesk`);
   const canvas = tab.locator('[data-testid="desktop"] canvas');
   await expect.poll(() => canvasColours(tab), { timeout: 20_000 }).toBeGreaterThan(3);

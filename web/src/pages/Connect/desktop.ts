@@ -2,6 +2,7 @@ import type RFB from '@novnc/novnc';
 import { GATEWAY_CLOSE, type GatewayServerMessage } from '@hyperdesk/contract';
 import { ApiError } from '../../api/http';
 import { activeMessage, gatewayUrl, parseGatewayMessage, pingMessage, requestTicket } from '../../api/connect';
+import { ticketFromDashboard } from '../../api/ticketHandoff';
 import { RtcStream, type Quality, type StreamStats } from './webrtc';
 import { attachVncPaste, vncKeyboardField } from './vnckeys';
 
@@ -108,6 +109,8 @@ export class DesktopConnection {
   private bytes = 0;
   private stopped: Stopped | null = null;
   private userClosed = false;
+  /** The dashboard that opened this tab may hand over the first ticket (api/ticketHandoff). */
+  private handedTicket: Promise<Awaited<ReturnType<typeof requestTicket>>> | null = null;
 
   constructor(
     private readonly url: string,
@@ -116,6 +119,7 @@ export class DesktopConnection {
   ) {}
 
   start(): void {
+    this.handedTicket = ticketFromDashboard(this.url);
     void this.attempt();
   }
 
@@ -237,7 +241,10 @@ export class DesktopConnection {
     const rfbLoading = this.state.transport === 'vnc' ? loadRfb().catch(() => null) : Promise.resolve(null); // fetched while the ticket is on its way
     let answer;
     try {
-      answer = await requestTicket(this.url);
+      const own = requestTicket(this.url);
+      const handed = this.handedTicket;
+      this.handedTicket = null; // the first attempt only: a reconnect's ticket is this tab's own
+      answer = await (handed ? Promise.race([own, handed]) : own);
     } catch (err) {
       if (gen === this.gen) this.ticketRefused(err);
       return;

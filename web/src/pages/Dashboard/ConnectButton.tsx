@@ -1,6 +1,7 @@
 import * as Tooltip from '@radix-ui/react-tooltip';
 import type { BalanceEntry } from '@hyperdesk/contract';
 import { connectHref } from '../../lib/connectLink';
+import { offerTicket } from '../../api/ticketHandoff';
 import styles from './Dashboard.module.css';
 
 interface Props {
@@ -21,6 +22,8 @@ export function ConnectButton({ entry, disabledReason }: Props) {
       '_blank',
       'noopener',
     );
+    offerTicket(entry.url); // the tab's first ticket, fetched while it loads
+
   };
   const button = (
     <button
