@@ -56,14 +56,20 @@ export const readHome = (server: RunningServer, machineId: string, name: string)
 export const machineLog = (server: RunningServer, machineId: string): string => logOf(server, machineId);
 
 /**
+ * Clicks into the desktop's xterm (at +48+64, the desktop as big as the tab): near its left edge, where the file
+ * manager the window manager places beside it never is (a quarter of the way in, it sometimes was, and took the keys).
+ */
+export async function clickTerminal(tab: Page): Promise<void> {
+  const box = (await tab.getByTestId('desktop-video').boundingBox())!;
+  await tab.mouse.click(box.x + Math.min(110, box.width * 0.08), box.y + Math.min(180, box.height * 0.2));
+}
+
+/**
  * Runs a shell line in the desktop's xterm (top left of the desktop) by clicking it and typing; with click false,
  * types into whatever has the desktop's focus (the pointer stays where it is).
  */
 export async function runInTerminal(tab: Page, line: string, click = true): Promise<void> {
-  if (click) {
-    const box = (await tab.getByTestId('desktop-video').boundingBox())!;
-    await tab.mouse.click(box.x + box.width / 4, box.y + box.height / 4);
-  }
+  if (click) await clickTerminal(tab);
   await tab.keyboard.type(`${line}\n`, { delay: 15 });
 }
 

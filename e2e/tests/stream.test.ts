@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
 import { api, buyer, connectHref, waitOnline } from './connect-helpers';
-import { terminalShown } from './stream-helpers';
+import { clickTerminal, terminalShown } from './stream-helpers';
 import { readHome as homeFile } from '../desktops';
 
 let server: RunningServer;
@@ -64,10 +64,8 @@ it('streams the desktop over WebRTC: a moving picture, typing, clipboard both wa
   // Typing reaches the desktop: the xterm runs what we type, and the file it writes lands in the home folder.
   // A desktop that has just come up may lose the first keys (its terminal not focused yet on a loaded host): the
   // line is idempotent and typed again, at most three times.
-  const video = tab.getByTestId('desktop-video');
-  const box = (await video.boundingBox())!;
   for (let attempt = 1; ; attempt++) {
-    await tab.mouse.click(box.x + box.width / 4, box.y + box.height / 4); // on the xterm (top left of the desktop)
+    await clickTerminal(tab);
     await tab.keyboard.type('date +%s%N > typed.txt; echo Hello-From-WebRTC >> typed.txt\n', { delay: 15 });
     try {
       await expect.poll(() => readHome(b.machineId, 'typed.txt'), { timeout: 10_000 }).toContain('Hello-From-WebRTC');
