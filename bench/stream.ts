@@ -326,6 +326,9 @@ function freezes(times: number[], span: number): { count: number; ms: number } {
   return { count: long.length, ms: long.reduce((a, b) => a + b, 0) };
 }
 
+/** The ticket the dashboard fetched on the last Connect click (it hands it to the tab). */
+let handed: Promise<{ ticket: string; at: number } | null> = Promise.resolve(null);
+
 async function oneRun(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc'): Promise<Run> {
   await b.page.goto(`${cfg.base}/dashboard`);
   const card = b.page.getByRole('article');
@@ -334,8 +337,13 @@ async function oneRun(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc'): 
   await card.getByRole('button', { name: 'Start Machine' }).click();
   await card.getByText('Online', { exact: true }).waitFor({ timeout: 600_000 });
   const online = performance.now() - t0;
+  const dashboardTicket = b.page
+    .waitForResponse((r) => r.url().endsWith('/v1/slot/connect/ticket') && r.request().method() === 'POST', { timeout: 30_000 })
+    .then(async (r) => ({ ticket: ((await r.json()) as { ticket?: string }).ticket ?? '', at: performance.now() }))
+    .catch(() => null);
   const [tab] = await Promise.all([b.context.waitForEvent('page'), card.getByRole('button', { name: 'Connect' }).click()]);
   const opened = performance.now();
+  handed = dashboardTicket;
   try {
     return await measure(cfg, b, transport, tab, { t0, online, opened });
   } catch (e) {
@@ -364,7 +372,23 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
   }
   // Inside the tab, from its navigation start: gateway socket created / open, the agent's offer, media connected, frame.
   const marks = (await tab.evaluate('window.__hd.at')) as Record<string, number>;
-  const inTab = ['socket', 'open', 'offer', 'connected'].filter((k) => marks[k] !== undefined).map((k) => `${k} ${fmtMs(marks[k]!)}`);
+  // The page before the socket: its document, and the requests the socket waited for (the session, the ticket).
+  const page = (await tab.evaluate(`(() => {
+    const nav = performance.getEntriesByType('navigation')[0];
+    const req = (p) => performance.getEntriesByType('resource').filter((r) => r.name.includes(p)).map((r) => [r.startTime, r.responseEnd]);
+    return { html: nav ? nav.responseEnd : -1, dom: nav ? nav.domContentLoadedEventEnd : -1, refresh: req('/v1/auth/refresh'), ticket: req('/v1/slot/connect/ticket') };
+  })()`)) as { html: number; dom: number; refresh: [number, number][]; ticket: [number, number][] };
+  const socketUrl = String(await tab.evaluate('window.__hd.socketUrl || ""'));
+  const fromDashboard = await handed;
+  const whose = fromDashboard && socketUrl.includes(`ticket=${fromDashboard.ticket}`) ? `the dashboard's (its answer ${fmtMs(fromDashboard.at - at.opened)} after the click)` : "the tab's own";
+  const span = (xs: [number, number][]) => xs.map(([a, b]) => `${fmtMs(a)}–${fmtMs(b)}`).join(' + ') || 'none';
+  const inTab = [
+    `page ${fmtMs(page.html)} (DOM ${fmtMs(page.dom)})`,
+    `refresh ${span(page.refresh)}`,
+    `own ticket ${span(page.ticket)}`,
+    `socket with ${whose} ticket`,
+    ...['socket', 'open', 'offer', 'connected'].filter((k) => marks[k] !== undefined).map((k) => `${k} ${fmtMs(marks[k]!)}`),
+  ];
   let agentSide = '';
   if (transport === 'webrtc') {
     // The agent's own timeline of this viewer (its log): the DTLS certificate, the offer, the media path.

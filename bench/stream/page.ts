@@ -37,6 +37,7 @@ export const OBSERVE = String.raw`(() => {
   const Wrapped = function (...a) {
     const ws = new WS(...a);
     mark('socket');
+    if (!hd.socketUrl) hd.socketUrl = String(a[0]);
     ws.addEventListener('open', () => mark('open'));
     ws.addEventListener('message', count);
     return ws;

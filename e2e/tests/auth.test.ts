@@ -23,7 +23,7 @@ async function newPage(viewport = { width: 1280, height: 800 }, bypassCSP = fals
 
 it('sends signed-out visitors of every signed-in-only route to /', async () => {
   const page = await newPage();
-  for (const route of ['/dashboard', '/welcome', '/setup', '/profile', '/success?orderId=x', '/failed']) {
+  for (const route of ['/dashboard', '/welcome', '/setup', '/profile', '/success?orderId=x', '/failed', '/connect#e30=']) {
     await page.goto(server.base + route);
     await page.waitForURL(`${server.base}/`, { timeout: 15_000 });
     await header(page).getByRole('button', { name: 'Sign Up', exact: true }).waitFor();

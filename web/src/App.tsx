@@ -18,17 +18,23 @@ const Setup = lazy(() => import('./pages/Setup'));
 const Profile = lazy(() => import('./pages/Profile'));
 const Success = lazy(() => import('./pages/Success'));
 const Failed = lazy(() => import('./pages/Failed'));
-const Connect = lazy(() => import('./pages/Connect'));
+const loadConnect = () => import('./pages/Connect');
+// A Connect tab fetches its page's chunk beside the session refresh, not after it (the desktop waits on both).
+if (window.location.pathname === '/connect') void loadConnect();
+const Connect = lazy(loadConnect);
 const Admin = lazy(() => import('./pages/Admin'));
 const Wall = lazy(() => import('./pages/Wall'));
 const Receipts = lazy(() => import('./pages/Receipts'));
 
 const queryClient = new QueryClient({ defaultOptions: { queries: { retry: 1, refetchOnWindowFocus: true } } });
 
-/** Signed-out visitors to a signed-in-only route go to / (spec §2). */
-function RequireAuth({ children }: { children: ReactNode }) {
+/**
+ * Signed-out visitors to a signed-in-only route go to / (spec §2). `early`: the page shows while the session is
+ * still being checked (the Connect tab dials the desktop with the ticket its dashboard handed over meanwhile).
+ */
+function RequireAuth({ children, early = false }: { children: ReactNode; early?: boolean }) {
   const { status } = useAuth();
-  if (status === 'loading') return <Spinner label="Loading" center />;
+  if (status === 'loading' && !early) return <Spinner label="Loading" center />;
   if (status === 'signedOut') return <Navigate to="/" replace />;
   return <>{children}</>;
 }
@@ -67,7 +73,7 @@ export function App() {
               <Route path="/receipts/:orderId" element={<RequireAuth><Receipts /></RequireAuth>} />
               <Route path="/success" element={<RequireAuth><Success /></RequireAuth>} />
               <Route path="/failed" element={<RequireAuth><Failed /></RequireAuth>} />
-              <Route path="/connect" element={<RequireAuth><Connect /></RequireAuth>} />
+              <Route path="/connect" element={<RequireAuth early><Connect /></RequireAuth>} />
               <Route path="/wall/:courseId" element={<RequireAuth><Wall /></RequireAuth>} />
               <Route path="/admin/*" element={<RequireAdmin><Admin /></RequireAdmin>} />
               <Route path="*" element={<Navigate to="/" replace />} />
