@@ -129,7 +129,7 @@ it('on a phone: a tap clicks, a drag holds the button, two fingers scroll, a lon
   await tab.getByRole('button', { name: 'More' }).tap();
   await tab.getByRole('button', { name: 'Full screen' }).tap();
   await expect.poll(() => tab.evaluate(() => document.fullscreenElement?.tagName ?? null)).toBe('MAIN');
-  await expect.poll(() => shown(tab)).toBe(false);
+  await expect.poll(() => shown(tab), { timeout: 10_000 }).toBe(false);
   const hint = tab.getByRole('status').filter({ hasText: 'to exit full screen' });
   await hint.waitFor();
   // Where the browser locks the keyboard in full screen (Chromium does), Esc goes to the desktop: leaving takes holding it.
@@ -140,21 +140,21 @@ it('on a phone: a tap clicks, a drag holds the button, two fingers scroll, a lon
   // The mouse reaching the top edge brings it back; leaving it sends it away again.
   await tab.mouse.move(200, 300);
   await tab.mouse.move(200, 0);
-  await expect.poll(() => shown(tab)).toBe(true);
+  await expect.poll(() => shown(tab), { timeout: 10_000 }).toBe(true);
   await tab.mouse.move(200, 400);
-  await expect.poll(() => shown(tab)).toBe(false);
+  await expect.poll(() => shown(tab), { timeout: 10_000 }).toBe(false);
   // A tap at the top edge brings it back, a touch on the desktop sends it away.
   await tab.touchscreen.tap(60, 2);
-  await expect.poll(() => shown(tab)).toBe(true);
+  await expect.poll(() => shown(tab), { timeout: 10_000 }).toBe(true);
   await expect.poll(async () => (await tab.locator('header').boundingBox())?.y).toBe(0); // slid all the way in
   expect(await tab.getByRole('status').filter({ hasText: 'to exit full screen' }).count()).toBe(0);
   await snap(tab, 'connect-touch-fullscreen-toolbar');
   const desk = await onScreen(tab, 320, 500);
   await tab.touchscreen.tap(desk.x, desk.y);
-  await expect.poll(() => shown(tab)).toBe(false);
+  await expect.poll(() => shown(tab), { timeout: 10_000 }).toBe(false);
   // And out again through the toolbar.
   await tab.touchscreen.tap(60, 2);
-  await expect.poll(() => shown(tab)).toBe(true);
+  await expect.poll(() => shown(tab), { timeout: 10_000 }).toBe(true);
   await tab.getByRole('button', { name: 'More' }).tap();
   await tab.getByRole('button', { name: 'Exit full screen' }).tap();
   await expect.poll(() => tab.evaluate(() => document.fullscreenElement)).toBe(null);
