@@ -123,19 +123,25 @@ function record(dir: string, instances: string[]): void {
 }
 
 /**
- * A daemon in its own network namespace and its own mount namespace: LXD reads network interfaces from /sys, so
- * the namespace gets a sysfs of its own (the cgroup hierarchies moved back under it), as `ip netns exec` does.
+ * `nsenter` arguments that run `command` (a shell line) in network namespace `ns` and a mount namespace of its own:
+ * LXD reads network interfaces from /sys, so the namespace gets a sysfs of its own (the cgroup hierarchies moved back
+ * under it, through `scratch`), as `ip netns exec` does. A daemon started there keeps both namespaces.
  */
-function startDaemon(ns: string, dir: string): void {
+export function inOwnNamespaces(ns: string, scratch: string, command: string): string[] {
   const script = [
     'set -e',
-    `mkdir -p ${dir}/cg`,
-    `mount --rbind /sys/fs/cgroup ${dir}/cg`,
+    `mkdir -p ${scratch}/cg`,
+    `mount --rbind /sys/fs/cgroup ${scratch}/cg`,
     'mount -t sysfs sysfs /sys',
-    `mount --move ${dir}/cg /sys/fs/cgroup`,
-    `exec lxd --group lxd --logfile=${dir}/lxd.log`,
+    `mount --move ${scratch}/cg /sys/fs/cgroup`,
+    `exec ${command}`,
   ].join('\n');
-  const child = spawn('nsenter', [`--net=/run/netns/${ns}`, 'unshare', '--mount', '--propagation', 'private', 'sh', '-c', script], {
+  return [`--net=/run/netns/${ns}`, 'unshare', '--mount', '--propagation', 'private', 'sh', '-c', script];
+}
+
+/** A member's daemon in its own network and mount namespaces (inOwnNamespaces). */
+function startDaemon(ns: string, dir: string): void {
+  const child = spawn('nsenter', inOwnNamespaces(ns, dir, `lxd --group lxd --logfile=${dir}/lxd.log`), {
     env: { ...process.env, LXD_DIR: dir },
     detached: true,
     stdio: 'ignore',

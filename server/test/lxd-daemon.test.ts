@@ -3,6 +3,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inOwnNamespaces } from './lxd-cluster-fixtures';
 
 const run = promisify(execFile);
 const DAEMON_SH = path.join(import.meta.dirname, '../../scripts/lxd/daemon.sh');
@@ -38,16 +39,8 @@ describe('the LXD daemon script', () => {
   };
   /** daemon.sh as host-setup.sh runs it, in the test's namespaces (its daemon keeps them). */
   const daemonSh = async () => {
-    const script = [
-      'set -e',
-      `mkdir -p ${root}/cg`,
-      `mount --rbind /sys/fs/cgroup ${root}/cg`,
-      'mount -t sysfs sysfs /sys',
-      `mount --move ${root}/cg /sys/fs/cgroup`,
-      `exec sh ${DAEMON_SH}`,
-    ].join('\n');
     try {
-      return (await run('nsenter', [`--net=/run/netns/${NS}`, 'unshare', '--mount', '--propagation', 'private', 'sh', '-c', script], { env: env(), timeout: 240_000 })).stdout;
+      return (await run('nsenter', inOwnNamespaces(NS, root, `sh ${DAEMON_SH}`), { env: env(), timeout: 240_000 })).stdout;
     } catch (err) {
       const e = err as { stdout?: string; stderr?: string };
       throw new Error(`daemon.sh failed:\n${e.stdout}\n${e.stderr}`, { cause: err });
