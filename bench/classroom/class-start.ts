@@ -26,6 +26,7 @@ import { seedCourseOrder, seedRoster, seedUser } from '../../server/src/modules/
 import { warmLeadMs } from '../../server/src/modules/timetable/job';
 import { until as waitFor } from '../../server/test/machines-desktops';
 import { startBenchServer } from '../server';
+import { cpuSnapshot, cpuSplit } from '../cpu-split';
 import { fmtMs, percentile, ratio } from '../stats';
 import type { Connected, StudentsResult } from './students';
 
@@ -62,7 +63,7 @@ function classSlot(leadMs: number) {
 type Call = (path: string, body: object) => Promise<unknown>;
 type States = () => Promise<string[]>;
 
-/** A course of `seats` machines with as many verified students on its roster; their id tokens. */
+/** A course of `seats` machines with as many verified students on its roster (sign their id tokens when they connect: a first start can outlast them). */
 async function seedClass(server: Server, ownerId: string, seats: number) {
   const { app, db } = server;
   const startAt = new Date(Date.now() - DAY);
@@ -70,7 +71,7 @@ async function seedClass(server: Server, ownerId: string, seats: number) {
   const courseId = await db.transaction((tx) => app.ctx.courses.fulfilCourseOrder(tx, { id: orderId }));
   const students = await Promise.all(Array.from({ length: seats }, (_, i) => seedUser(db, { name: `Student ${i + 1}` })));
   await seedRoster(db, courseId, students.map((st) => st.email));
-  return { courseId, tokens: await Promise.all(students.map((st) => app.ctx.tokens.sign(st))) };
+  return { courseId, students };
 }
 
 /**
@@ -139,9 +140,8 @@ export async function classStart(seats: number): Promise<void> {
   const server = await startBenchServer('class');
   const { app, base, db } = server;
   const owner = await seedUser(db, { instructor: true, name: 'Bench Instructor' });
-  const ownerToken = await app.ctx.tokens.sign(owner);
   const call: Call = async (route, body) => {
-    const res = await fetch(`${base}${route}`, { method: 'POST', headers: { idtoken: ownerToken, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${base}${route}`, { method: 'POST', headers: { idtoken: await app.ctx.tokens.sign(owner), 'content-type': 'application/json' }, body: JSON.stringify(body) });
     if (res.status !== 200) throw new Error(`${route}: ${res.status} ${await res.text()}`);
     return res.json();
   };
@@ -163,12 +163,21 @@ export async function classStart(seats: number): Promise<void> {
     await earlierClass(call, states, courseId, seats);
     await untilClassBegins(call, states, courseId, seats);
     console.log(`the class begins: ${seats} students press Connect`);
-    const { connected: rush, failed } = await students(base, seeded.tokens, courseId, true);
+    const tokens = await Promise.all(seeded.students.map((st) => app.ctx.tokens.sign(st)));
+    const before = { cpu: cpuSnapshot(), own: process.cpuUsage() };
+    const { connected: rush, failed, cpuSeconds } = await students(base, tokens, courseId, true);
+    const own = process.cpuUsage(before.own);
+    const burst = [
+      ...cpuSplit(before.cpu, cpuSnapshot()),
+      `${'the server (this process)'.padEnd(34)} ${((own.user + own.system) / 1e6).toFixed(1).padStart(7)} CPU-s`,
+      `${'the students (their RFB clients)'.padEnd(34)} ${cpuSeconds.toFixed(1).padStart(7)} CPU-s`,
+    ];
     if (failed.length) console.log(`${failed.length} of ${seats} students got no content:\n  ${[...new Set(failed)].join('\n  ')}`);
-    const soloTokens = Array.from({ length: SOLO_RUNS }, (_, i) => seeded.tokens[i % seats]!);
+    const soloTokens = Array.from({ length: SOLO_RUNS }, (_, i) => tokens[i % seats]!);
     const { connected: alone, failed: soloFailed } = await students(base, soloTokens, courseId, false);
     for (const f of soloFailed) console.log(`a student alone got no content: ${f}`);
     report(seats, server.databaseKind, rush, alone);
+    console.log(`\nwhere the CPU went while the ${seats} students connected:\n  ${burst.join('\n  ')}`);
   } finally {
     await cleanup();
   }

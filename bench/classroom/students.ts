@@ -17,6 +17,8 @@ export interface StudentsResult {
   connected: Connected[];
   /** Why each student who got no content did not. */
   failed: string[];
+  /** CPU-seconds this process used (its RFB clients: inflating and scanning frames). */
+  cpuSeconds: number;
 }
 
 /** The gateway's binary frames as a byte stream (its text frames, hello and notices, are not the desktop's). */
@@ -205,6 +207,7 @@ async function main(): Promise<void> {
   const result: StudentsResult = {
     connected: settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : [])),
     failed: settled.flatMap((r) => (r.status === 'rejected' ? [String((r.reason as Error).message)] : [])),
+    cpuSeconds: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
   };
   process.stdout.write(JSON.stringify(result));
 }
