@@ -3,8 +3,8 @@
  * the host's real LXD with N idle desktops for D seconds per phase, as CPU of the LXD daemon (with the processes it
  * forks and reaps) and of this process (the server's side of the looks), in % of one core:
  *   - baseline: the look as it was, the instance's /state and an RFB probe through an exec per look;
- *   - product: the lxd provider's describe (the instance's record and the desktop's watch, an exec only as fallback).
- * Baseline, product, baseline again (the watches stay open in the second baseline: their own cost is in both).
+ *   - product: the lxd provider's describe (the instance's record and the desktop's link, an exec only as fallback).
+ * Baseline, product, baseline again (the links stay open in the second baseline: their own cost is in both).
  * Run as root (LXD is prepared as `npm start` prepares it).
  *
  *   npx tsx bench/looks.ts [desktops (default 10)] [seconds per phase (default 60)]
@@ -73,7 +73,7 @@ async function main() {
     await sleep(10_000); // the desktops settle after their start
     const rows: [string, Awaited<ReturnType<typeof phase>>][] = [];
     rows.push(['baseline (exec per look)', await phase(oldLook, ids)]);
-    rows.push(['product (watch)', await phase(newLook, ids)]);
+    rows.push(['product (link)', await phase(newLook, ids)]);
     rows.push(['baseline again', await phase(oldLook, ids)]);
     const base = (rows[0]![1].daemon + rows[0]![1].own + rows[2]![1].daemon + rows[2]![1].own) / 2;
     console.log(`\n${N} idle desktops, each looked at every ${HEALTH_EVERY_MS / 1000} s, ${SECONDS} s a phase (% of one core):`);

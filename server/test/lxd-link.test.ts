@@ -1,28 +1,59 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { Duplex } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LxdClient } from '../src/modules/machines/providers/lxd/client';
 import { createLxdProvider } from '../src/modules/machines/providers/lxd/provider';
-import type { MachineProvider, ObservedDesktop } from '../src/modules/machines/providers/types';
+import { rfbAnswers } from '../src/modules/machines/providers/rfb';
+import type { Endpoint, MachineProvider, ObservedDesktop } from '../src/modules/machines/providers/types';
 import { lxdDeployment, type LxdDeployment } from './lxd-fixtures';
 import { until } from './machines-desktops';
 
+/** The desktop's end of the link, as the tenant's shell finds it. */
+const LINK = "pgrep -u user -f '^python3 -c .*SOCKETS'";
+
+/** Sends `data` through a stream and reads as many bytes back (an echo at the other end), reading slowly at first. */
+function echoed(stream: Duplex, data: Buffer): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const got: Buffer[] = [];
+    let n = 0;
+    stream.on('error', reject);
+    stream.on('close', () => reject(new Error(`closed after ${n} of ${data.length} bytes`)));
+    stream.pause(); // the window must hold the sender back while nobody reads
+    setTimeout(() => stream.resume(), 500);
+    stream.on('data', (c: Buffer) => {
+      got.push(c);
+      n += c.length;
+      if (n >= data.length) resolve(Buffer.concat(got));
+    });
+    stream.once('connect', () => stream.write(data));
+  });
+}
+
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
 /**
- * The reconciler's look at an online desktop on the host's real LXD: once the desktop's watch runs, a look costs no
- * exec; a tenant who ends the watch only makes the next look probe through an exec (and gets a new watch); a desktop
- * whose VNC server hangs is still found hung and stopped with the reason the dashboard shows.
+ * A desktop's link on the host's real LXD (./link.ts): viewers' streams and the reconciler's looks go through one
+ * long-lived exec per desktop, not an exec each; what the tenant can do to the link (end it, stop it, write into it)
+ * only sends its own desktop's streams back to an exec each; a hung VNC server is still found and stopped.
  */
-describe('lxd provider: desktop watches', () => {
+describe('lxd provider: desktop links', () => {
   let d: LxdDeployment;
   let provider: MachineProvider;
   let execs = 0;
-  const m = { machineId: randomUUID(), name: 'Watched' };
+  const m = { machineId: randomUUID(), name: 'Linked' };
   const look = () => provider.describe(m.machineId);
-  /** Execs a look started. */
-  const execsOf = async (): Promise<{ seen: ObservedDesktop; execs: number }> => {
+  /** Execs `what` started. */
+  const execsOf = async <T,>(what: () => Promise<T>): Promise<{ value: T; execs: number }> => {
     const before = execs;
-    const seen = await look();
-    return { seen, execs: execs - before };
+    const value = await what();
+    return { value, execs: execs - before };
   };
+  const vnc = async (): Promise<Endpoint> => {
+    const seen = await look();
+    if (seen.state !== 'running' || !seen.endpoint) throw new Error(`desktop ${seen.state}`);
+    return seen.endpoint;
+  };
+  const linked = () => until('a look and a viewer without an exec', async () => (await execsOf(async () => rfbAnswers(await vnc(), 5000))).execs === 0, 60_000);
 
   beforeAll(async () => {
     d = await lxdDeployment();
@@ -42,24 +73,54 @@ describe('lxd provider: desktop watches', () => {
     await d?.close();
   });
 
-  it('a look at a watched desktop costs no exec', async () => {
-    await until('a look without an exec', async () => (await execsOf()).execs === 0, 60_000);
-    for (let i = 0; i < 3; i++) {
-      const { seen, execs: n } = await execsOf();
-      expect(seen.state).toBe('running');
-      expect(n).toBe(0);
-    }
+  it('looks and 20 viewers at once cost no exec: each viewer gets the VNC greeting through the link', async () => {
+    await linked();
+    const { value, execs: n } = await execsOf(async () => {
+      const ep = await vnc();
+      return Promise.all(Array.from({ length: 20 }, () => rfbAnswers(ep, 10_000)));
+    });
+    expect(value).toEqual(Array(20).fill(true));
+    expect(n).toBe(0);
   }, 120_000);
 
-  it('a tenant who ends the watch gets an exec probe and a new watch, not a stopped machine', async () => {
-    await d.shell(m.machineId, "pkill -f '[w]hile :; do if timeout' ; true");
-    const probed = await until('a look that probes through an exec', async () => {
-      const r = await execsOf();
-      expect(r.seen.state).toBe('running');
-      return r.execs > 0;
+  it('carries 4 MiB each way intact to a socket in the desktop, and holds the sender to its window while nobody reads', async () => {
+    // The tenant's own echo server in the agent's place (the desktop's user owns the socket).
+    await d.shell(m.machineId, "pkill -f '[a]gent.py'; rm -f /run/hyperdesk/agent.sock; (setsid socat UNIX-LISTEN:/run/hyperdesk/agent.sock,fork EXEC:cat >/dev/null 2>&1 &) ; sleep 0.3");
+    const seen = await look();
+    if (seen.state !== 'running' || !seen.agent) throw new Error('no agent endpoint');
+    const data = randomBytes(4 * 1024 * 1024);
+    const { value, execs: n } = await execsOf(async () => {
+      const stream = seen.agent!.open();
+      try {
+        return await echoed(stream, data);
+      } finally {
+        stream.destroy();
+      }
+    });
+    expect(sha(value.subarray(0, data.length))).toBe(sha(data));
+    expect(n).toBe(0);
+  }, 120_000);
+
+  it("a tenant cannot write into the link's stream (its frames are checked anyway: link.test.ts)", async () => {
+    await linked();
+    const wrote = await d.shell(m.machineId, `pid=$(${LINK} | head -1); [ -n "$pid" ] && printf '\\002\\000\\000\\000\\001\\001\\000\\000\\000' > /proc/$pid/fd/1`);
+    expect(wrote.code).not.toBe(0);
+    expect(wrote.out).toContain('Permission denied');
+    await linked();
+  }, 120_000);
+
+  it('a tenant who ends or stops the link gets exec probes and a new link, never a stopped machine', async () => {
+    await linked();
+    await d.shell(m.machineId, `pkill -STOP -f '^python3 -c .*SOCKETS'; true`);
+    // A viewer that came within the second before the link was found silent waits in vain; the next get an exec.
+    await until('a viewer through an exec of its own', async () => {
+      const r = await execsOf(async () => rfbAnswers(await vnc(), 5000));
+      return r.value && r.execs > 0;
     }, 60_000);
-    expect(probed).toBeTruthy();
-    await until('watched again', async () => (await execsOf()).execs === 0, 60_000);
+    await d.shell(m.machineId, `pkill -KILL -f '^python3 -c .*SOCKETS'; true`);
+    await linked();
+    const seen: ObservedDesktop = await look();
+    expect(seen.state).toBe('running');
   }, 180_000);
 
   it('a desktop whose VNC server hangs is found hung and stopped', async () => {

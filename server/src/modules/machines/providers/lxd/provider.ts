@@ -6,7 +6,7 @@ import { LxdError, type LxdClient } from './client';
 import { perKeySerial } from '../serial';
 import { socketInInstance } from './exec-stream';
 import { createLxdFiles } from './files';
-import { createDesktopWatches } from './watch';
+import { createDesktopLinks, type LinkSocket } from './link';
 import { createCluster, currentOf, instanceName, parseInstance, staleOf } from './cluster';
 
 export interface LxdProviderOptions {
@@ -31,6 +31,8 @@ const ID = /^[A-Za-z0-9-]{1,60}$/;
 const HOME_KEY = /^[A-Za-z0-9_-]{1,140}$/;
 const VNC_SOCKET = '/run/hyperdesk/vnc.sock';
 const AGENT_SOCKET = '/run/hyperdesk/agent.sock';
+/** The numbers the desktop's end of a link knows the sockets by (./link-script.ts). */
+const LINKED: Record<string, LinkSocket> = { [VNC_SOCKET]: 1, [AGENT_SOCKET]: 2 };
 /** A desktop whose VNC server answered once and then stays silent this long is hung. */
 const HUNG_AFTER_MS = 30_000;
 
@@ -76,8 +78,11 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
   const serialized = perKeySerial();
   const silentFrom = new Map<string, number>();
   const seenUp = new Set<string>();
-  /** Each running desktop's watch: a look at an online desktop reads it instead of probing through an exec. */
-  const watches = createDesktopWatches(lxd, VNC_SOCKET);
+  /**
+   * Each running desktop's link (./link.ts): viewers' streams go through it, and a look at an online desktop reads
+   * its health instead of probing through an exec.
+   */
+  const links = createDesktopLinks(lxd);
   const cluster = createCluster(lxd, GPU_PROFILE);
   /** A machine's instance now (a cluster can have replaced `hd-<id>` after losing its member); filled by lookups. */
   const names = new Map<string, string>();
@@ -261,9 +266,15 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
     silentFrom.delete(machineId);
   }
 
+  /** A viewer's way to a socket: through the desktop's link, or an exec of its own while it has no live link. */
   const endpointIn = (name: string, socket: string, wait = false): Endpoint => ({
     ref: { instance: name, project: lxd.project, socket },
-    open: () => socketInInstance(lxd, name, socket, wait),
+    open: () => links.open(name, LINKED[socket]!, wait) ?? socketInInstance(lxd, name, socket, wait),
+  });
+  /** The health probe's way: always an exec, so a link the tenant stalled never makes its desktop look hung. */
+  const probeIn = (name: string): Endpoint => ({
+    ref: { instance: name, project: lxd.project, socket: VNC_SOCKET },
+    open: () => socketInInstance(lxd, name, VNC_SOCKET),
   });
 
   /** One host: the instance `hd-<id>`, its home volume beside it. */
@@ -383,16 +394,16 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
         s = await status((name = fresh));
       }
       if (!s || s.status !== 'Running') {
-        watches.drop(name);
+        links.drop(name);
         if (!s) return { state: 'stopped' };
         const reason = (await instance(name))?.config['user.hyperdesk.stop_reason'];
         return reason ? { state: 'stopped', reason } : { state: 'stopped' };
       }
       const endpoint = endpointIn(name, VNC_SOCKET);
-      if (watches.vouches(name) || (await rfbAnswers(endpoint, 3000))) {
+      if (links.vouches(name) || (await rfbAnswers(probeIn(name), 3000))) {
         seenUp.add(machineId);
         silentFrom.delete(machineId);
-        watches.ensure(name);
+        links.ensure(name);
         return { state: 'running', endpoint, agent: endpointIn(name, AGENT_SOCKET), answered: true };
       }
       if (seenUp.has(machineId)) {
