@@ -19,7 +19,7 @@ OPEN, DATA, CLOSE, CREDIT, OPENED, HEALTH = 1, 2, 3, 4, 5, 6
 HDR = struct.Struct('>BII')
 MAX, WINDOW, WAIT_S, EVERY_S = 65536, 262144, 3.0, float(sys.argv[1]) if len(sys.argv) > 1 else 4.0
 sel = selectors.DefaultSelector()
-chans, waiting = {}, {}
+chans, waiting, early = {}, {}, {}
 
 def send(kind, ch, payload=b''):
     view = memoryview(HDR.pack(kind, ch, len(payload)) + payload)
@@ -83,8 +83,11 @@ def try_open(ch, which):
         s.close()
         return False
     s.setblocking(False)
-    chans[ch] = Chan(ch, s)
+    chans[ch] = c = Chan(ch, s)
     send(OPENED, ch)
+    if ch in early:
+        c.out += early.pop(ch)
+        c.update()
     return True
 
 def frame(kind, ch, payload):
@@ -98,8 +101,11 @@ def frame(kind, ch, payload):
         c = chans[ch]
         c.out += payload
         c.update()
+    elif kind == DATA and ch in waiting:
+        early.setdefault(ch, bytearray()).extend(payload)
     elif kind == CLOSE:
         waiting.pop(ch, None)
+        early.pop(ch, None)
         if ch in chans:
             chans[ch].close(tell=False)
     elif kind == CREDIT and ch in chans and len(payload) == 4:
@@ -113,6 +119,7 @@ def retry_waiting(now):
             del waiting[ch]
         elif now >= until:
             del waiting[ch]
+            early.pop(ch, None)
             send(CLOSE, ch)
 
 class Probe:

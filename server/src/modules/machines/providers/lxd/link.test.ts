@@ -118,6 +118,34 @@ describe('desktop link (the server end)', () => {
     expect(d.stream.destroyed).toBe(false);
   });
 
+  it('a channel ended by its user tells the desktop and closes; one the desktop closes fails a write still waiting for credit', async () => {
+    const d = fakeDesktop();
+    const a = d.link.open(1, false);
+    d.send(5, 1);
+    await tick();
+    let closed = false;
+    a.on('close', () => (closed = true));
+    a.resume(); // read to its end, as the gateway's pipe does
+    a.end();
+    await tick();
+    await tick();
+    expect(d.frames().at(-1)).toMatchObject({ kind: 3, ch: 1 });
+    expect(closed).toBe(true);
+
+    const b = d.link.open(1, false);
+    d.send(5, 2);
+    await tick();
+    let failed: Error | null | undefined;
+    b.on('error', () => {});
+    b.write(Buffer.alloc(300 * 1024), (err) => (failed = err));
+    await tick();
+    d.send(3, 2);
+    await tick();
+    await tick();
+    expect(failed).toBeInstanceOf(Error);
+    expect(b.destroyed).toBe(true);
+  });
+
   it("reads the desktop's health: up, down, and beats that keep it alive without changing it", async () => {
     const d = fakeDesktop();
     d.send(6, 0, Buffer.from('up'));

@@ -78,7 +78,8 @@ class Channel extends Duplex {
   closedThere(): void {
     this.ended = true;
     this.push(null);
-    if (this.writableEnded || !this.writable) this.destroy();
+    // A write waiting for credit would wait for ever: nothing more is taken there.
+    if (this.pending || this.writableEnded || !this.writable) this.destroy();
   }
 
   private giveBack(n: number): void {
@@ -116,8 +117,12 @@ class Channel extends Duplex {
   }
 
   override _final(cb: (err?: Error | null) => void): void {
-    if (!this.ended) this.link.send(frame(CLOSE, this.id));
-    this.ended = true;
+    // The desktop's end closes the whole socket on CLOSE: nothing more will be read either.
+    if (!this.ended) {
+      this.link.send(frame(CLOSE, this.id));
+      this.ended = true;
+      this.push(null);
+    }
     cb();
   }
 
