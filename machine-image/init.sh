@@ -19,8 +19,12 @@ case "$name" in "HTTP/1.0 200"*|"HTTP/1.1 200"*) printf '%s' "${name#*$'\r\n\r\n
 # The home is a storage volume (a new one belongs to root): the user's own, not recursively (it may be large).
 chown user:user /home/user && chmod 0700 /home/user
 trap 'kill -TERM -1 2>/dev/null; exit 0' PWR TERM INT
+again=
 while :; do
-  pkill -KILL -u user 2>/dev/null # what a session that ended left behind
+  # What a session that ended left behind. Not before the first: nothing of the user's runs yet but what the server
+  # started through LXD's exec at once (the desktop's link, which reports when the desktop first answers).
+  [ -n "$again" ] && pkill -KILL -u user 2>/dev/null
+  again=1
   setpriv --reuid=user --regid=user --init-groups --inh-caps=-all -- \
     env -i HOME=/home/user USER=user LOGNAME=user SHELL=/bin/bash LANG=C.UTF-8 TERM=xterm PATH="$PATH" \
     GST_REGISTRY=/var/cache/gstreamer-1.0/registry.bin GST_REGISTRY_UPDATE=no \

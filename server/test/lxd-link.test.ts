@@ -123,6 +123,19 @@ describe('lxd provider: desktop links', () => {
     expect(seen.state).toBe('running');
   }, 180_000);
 
+  it('a desktop starting again is looked at through the link started with it: no exec per look while it comes up', async () => {
+    await provider.stop(m.machineId);
+    await until('stopped', async () => (await look()).state === 'stopped', 60_000);
+    const { value: looks, execs: n } = await execsOf(async () => {
+      await provider.start(m);
+      let count = 0;
+      await until('running again', async () => (count++, (await look()).state === 'running'), 120_000, 50);
+      return count;
+    });
+    expect(looks).toBeGreaterThan(1);
+    expect(n).toBe(1); // the link's own
+  }, 180_000);
+
   it('a desktop whose VNC server hangs is found hung and stopped', async () => {
     await d.shell(m.machineId, 'pkill -STOP -x x11vnc');
     await until('stopped as hung', async () => {

@@ -4,7 +4,8 @@
  * streams to the desktop's two sockets (VNC and the streaming agent), so a viewer connecting costs a frame on a
  * stream that is already open instead of an exec of its own (a process forked in the instance, four websockets and
  * LXD's bookkeeping: seconds when a class of 40 connects at once). It also asks the VNC server for its greeting
- * every few seconds and says whether it answered (the reconciler's health look), and beats every second between.
+ * (every 0.2 s from the start until it first answers, then every few seconds) and says whether it answered (the
+ * reconciler's look), and beats every second between.
  *
  * Frames, both ways: type (1 byte), channel (4 bytes), length (4 bytes), payload (at most 64 KiB). Each side may
  * send a channel's data only within the window the other granted (256 KiB, given back with CREDIT as it is
@@ -138,9 +139,11 @@ class Probe:
         self.sock, self.got, self.deadline = s, b'', now + 3
         sel.register(s, selectors.EVENT_READ, self)
     def end(self, up):
+        global seen_up
         sel.unregister(self.sock)
         self.sock.close()
         self.sock = None
+        seen_up = seen_up or up
         send(HEALTH, 0, b'up' if up else b'down')
     def readable(self):
         try:
@@ -156,7 +159,7 @@ class Probe:
         if self.sock and now >= self.deadline:
             self.end(False)
 
-probe = Probe()
+probe, seen_up = Probe(), False
 os.set_blocking(0, False)
 sel.register(0, selectors.EVENT_READ, None)
 buf, next_probe, next_beat = bytearray(), 0.0, 0.0
@@ -164,14 +167,14 @@ while True:
     now = time.monotonic()
     if now >= next_probe and not probe.sock:
         probe.begin(now)
-        next_probe = now + EVERY_S
+        next_probe = now + (EVERY_S if seen_up else 0.2)
     elif now >= next_beat:
         send(HEALTH, 0, b'beat')
     if now >= next_beat:
         next_beat = now + 1
     probe.tick(now)
     retry_waiting(now)
-    for key, ev in sel.select(0.1 if waiting else 0.25):
+    for key, ev in sel.select(0.1 if waiting or not seen_up else 0.25):
         if key.data is None:
             try:
                 data = os.read(0, 262144)

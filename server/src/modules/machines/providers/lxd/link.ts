@@ -17,7 +17,7 @@ const WINDOW = 262144;
 
 /** How often the link asks the desktop's VNC server for its greeting, inside the instance. */
 export const HEALTH_EVERY_S = 4;
-/** A link whose last "up" is younger than this vouches for the desktop. */
+/** A link whose last "up" (or "down") is younger than this speaks for the desktop. */
 const FRESH_MS = 2.5 * HEALTH_EVERY_S * 1000;
 /** A link silent this long (no beat: stopped, or its exec stalled) carries no new stream and is replaced. It beats every second. */
 const SILENT_MS = 3000;
@@ -146,6 +146,7 @@ class Channel extends Duplex {
 export class DesktopLink {
   ready = false;
   upAt = 0;
+  downAt = 0;
   healthAt = Date.now();
   private channels = new Map<number, Channel>();
   private nextId = 1;
@@ -206,7 +207,8 @@ export class DesktopLink {
     if (kind === HEALTH) {
       this.healthAt = Date.now();
       const said = payload.toString('latin1');
-      if (said !== 'beat') this.upAt = said === 'up' ? this.healthAt : 0;
+      if (said === 'up') this.upAt = this.healthAt;
+      else if (said !== 'beat') [this.upAt, this.downAt] = [0, this.healthAt];
       return true;
     }
     const c = this.channels.get(id);
@@ -220,9 +222,12 @@ export class DesktopLink {
 }
 
 export interface DesktopLinks {
-  /** True when the instance's link saw its VNC server greet within the last few rounds. */
-  vouches(instance: string): boolean;
-  /** Starts a link to a running instance whose desktop just answered (no-op while a live one runs). */
+  /**
+   * What the instance's link last saw of its VNC server: `up` (it greeted within the last few rounds), `down` (it did
+   * not, lately), or null (no live link, or nothing said lately).
+   */
+  health(instance: string): 'up' | 'down' | null;
+  /** Starts a link to a running instance (no-op while a live one runs). */
   ensure(instance: string): void;
   /** Ends an instance's link (it stopped; the exec ends with it anyway). */
   drop(instance: string): void;
@@ -246,9 +251,13 @@ export function createDesktopLinks(lxd: LxdClient): DesktopLinks {
   }
 
   return {
-    vouches(instance) {
+    health(instance) {
       const l = links.get(instance);
-      return !!l && Date.now() - l.upAt < FRESH_MS;
+      const now = Date.now();
+      if (!l || now - l.healthAt >= SILENT_MS) return null;
+      if (now - l.upAt < FRESH_MS) return 'up';
+      // A new link that has not asked yet counts as "down": the desktop it was started with is still coming up.
+      return now - l.downAt < FRESH_MS || (!l.upAt && !l.downAt) ? 'down' : null;
     },
     ensure(instance) {
       const l = links.get(instance);

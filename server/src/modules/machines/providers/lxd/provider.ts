@@ -374,6 +374,8 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
         silentFrom.delete(machineId);
         if (await cluster.isClustered()) await startInCluster(machineId, name, key);
         else await startOnHost(machineId, name, key);
+        // Its link, at once: it tells when VNC first answers, so the looks until then cost no exec.
+        links.ensure(await current(machineId));
       }),
 
     async endpoints(machineId) {
@@ -408,7 +410,11 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
         return reason ? { state: 'stopped', reason } : { state: 'stopped' };
       }
       const endpoint = endpointIn(name, VNC_SOCKET);
-      if (links.vouches(name) || (await rfbAnswers(probeIn(name), 3000))) {
+      const health = links.health(name);
+      // A desktop coming up is taken at its link's word ("down": no exec); whether a desktop that was up hung is
+      // always decided by an exec probe, which the tenant cannot answer for it.
+      const coming = health === 'down' && !seenUp.has(machineId);
+      if (health === 'up' || (!coming && (await rfbAnswers(probeIn(name), 3000)))) {
         seenUp.add(machineId);
         silentFrom.delete(machineId);
         links.ensure(name);
