@@ -31,13 +31,6 @@ const ID = /^[A-Za-z0-9-]{1,60}$/;
 const HOME_KEY = /^[A-Za-z0-9_-]{1,140}$/;
 const VNC_SOCKET = '/run/hyperdesk/vnc.sock';
 const AGENT_SOCKET = '/run/hyperdesk/agent.sock';
-/**
- * Each desktop's CPU weight against the host's own processes when the CPU is short (a soft share: LXD sets cpu.shares
- * 102 of the default 1024, or the cgroup v2 weight to match; an idle host lets a desktop use all its cores). Desktops
- * keep equal shares among themselves; the server, the gateway that relays every stream and the LXD daemon come
- * first, so 40 busy desktops cannot starve the paths all of them depend on (bench:classroom's class start).
- */
-const DESKTOP_CPU_WEIGHT = '10%';
 /** The numbers the desktop's end of a link knows the sockets by (./link-script.ts). */
 const LINKED: Record<string, LinkSocket> = { [VNC_SOCKET]: 1, [AGENT_SOCKET]: 2 };
 /** A desktop whose VNC server answered once and then stays silent this long is hung. */
@@ -107,7 +100,6 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
         description: 'Hyperdesk desktops (written by the server from its configuration)',
         config: {
           'limits.cpu': String(l.cpus),
-          'limits.cpu.allowance': DESKTOP_CPU_WEIGHT,
           'limits.memory': `${l.memoryMb}MB`,
           'limits.memory.enforce': 'hard',
           'limits.processes': String(l.pids),
