@@ -69,11 +69,16 @@ function hostBusy(): number {
   return (cpu.reduce((a, b) => a + b, 0) - idle) * TICK_S;
 }
 
+/** The LXD daemon's CPU-seconds, its reaped children's included (every exec's `lxd forkexec`). */
+export function lxdDaemonCpu(): number {
+  return daemonPids().reduce((s, p) => s + procTicks(p, true) * TICK_S, 0);
+}
+
 /** A snapshot; `named` are processes of the bench to show on their own (their children's reaped CPU included). */
 export function cpuSnapshot(named: Record<string, number> = {}): Snapshot {
   const parts = new Map<string, number>();
   parts.set('host, all of it', hostBusy());
-  parts.set('LXD daemon (with its execs)', daemonPids().reduce((s, p) => s + procTicks(p, true) * TICK_S, 0));
+  parts.set('LXD daemon (with its execs)', lxdDaemonCpu());
   const d = desktops();
   parts.set('desktops: x11vnc', d.x11vnc);
   parts.set('desktops: everything else', d.all - d.x11vnc);

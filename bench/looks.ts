@@ -10,26 +10,19 @@
  *   npx tsx bench/looks.ts [desktops (default 10)] [seconds per phase (default 60)]
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
 import { instanceOf } from '../server/src/modules/machines/providers/lxd/provider';
 import { socketInInstance } from '../server/src/modules/machines/providers/lxd/exec-stream';
 import { rfbAnswers } from '../server/src/modules/machines/providers/rfb';
 import { HEALTH_EVERY_MS } from '../server/src/modules/machines/reconciler-steps';
 import { lxdDeployment } from '../server/test/lxd-fixtures';
 import { until } from '../server/test/machines-desktops';
+import { lxdDaemonCpu } from './cpu-split';
 import { ratio } from './stats';
 
 const N = Number(process.argv[2] ?? 10);
 const SECONDS = Number(process.argv[3] ?? 60);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const daemonPid = Number(execFileSync('pgrep', ['-x', '-f', 'lxd --group lxd --logfile=/var/log/lxd/lxd.log'], { encoding: 'utf8' }).trim().split('\n')[0]);
-/** The daemon's CPU seconds, its reaped children's included (exec's forkexec). */
-function daemonCpu(): number {
-  const f = readFileSync(`/proc/${daemonPid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100; // utime stime cutime cstime
-}
 const ownCpu = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1e6;
@@ -37,7 +30,7 @@ const ownCpu = () => {
 
 /** Looks at every desktop every 5 s (spread over the interval) for SECONDS; answers % of a core and looks that failed. */
 async function phase(look: (id: string) => Promise<boolean>, ids: string[]) {
-  const d0 = daemonCpu();
+  const d0 = lxdDaemonCpu();
   const o0 = ownCpu();
   const t0 = Date.now();
   let failed = 0;
@@ -54,7 +47,7 @@ async function phase(look: (id: string) => Promise<boolean>, ids: string[]) {
     }),
   );
   const s = (Date.now() - t0) / 1000;
-  return { daemon: ((daemonCpu() - d0) / s) * 100, own: ((ownCpu() - o0) / s) * 100, looks, failed };
+  return { daemon: ((lxdDaemonCpu() - d0) / s) * 100, own: ((ownCpu() - o0) / s) * 100, looks, failed };
 }
 
 async function main() {
