@@ -57,10 +57,15 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir?: strin
     // statistics yet: autovacuum analyzes a table only after 50 changed rows) give the balance read: planning it
     // took 0.7 ms of PostgreSQL's CPU per read, running it 0.2 (issue 23). Only these sessions get the setting: the
     // queries on `pool` are one-off (unnamed) statements, which need their parameters' values to be planned well.
-    const hot = new pg.Pool({ connectionString: databaseUrl, max: HOT_POOL_MAX, keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
+    // The setting travels in the connection's startup packet, so no query runs beside the first one.
+    const hot = new pg.Pool({
+      connectionString: databaseUrl,
+      max: HOT_POOL_MAX,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+      options: '-c plan_cache_mode=force_generic_plan',
+    });
     hot.on('error', () => {});
-    // Queued on the new connection before the query that asked for it (node-postgres runs a client's queries in order).
-    hot.on('connect', (client) => void client.query(`set plan_cache_mode = force_generic_plan`).catch(() => {}));
     const db = drizzlePg({ client: pool, schema });
     return {
       db,
