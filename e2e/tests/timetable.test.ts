@@ -27,7 +27,8 @@ let browser: Browser;
 let inbox: Inbox;
 beforeAll(async () => {
   inbox = await startInbox(decodeQuotedPrintable);
-  [server, browser] = await Promise.all([startServer({ SMTP_URL: inbox.url }), launchBrowser()]);
+  // Request logs too: a failure shows what the server answered in the class's last minutes.
+  [server, browser] = await Promise.all([startServer({ SMTP_URL: inbox.url, LOG_LEVEL: 'info' }), launchBrowser()]);
 }, 300_000);
 afterAll(async () => {
   await browser?.close();
@@ -35,7 +36,7 @@ afterAll(async () => {
   await inbox?.close();
 });
 afterEach((ctx) => {
-  if (ctx.task.result?.state === 'fail') console.log('SERVER OUTPUT\n' + server.output().slice(-6000));
+  if (ctx.task.result?.state === 'fail') console.log('SERVER OUTPUT\n' + server.output().slice(-40_000));
 });
 
 async function signIn(account: Account): Promise<Page> {
@@ -164,7 +165,13 @@ it('a class two minutes ahead: machines online before it starts, stopped after i
   expect(Date.now()).toBeGreaterThanOrEqual(endAt);
   expect((await entry(token, packId)).stopReason).toBe(CLASS_ENDED);
   await teacher.reload();
-  await card.getByText(CLASS_ENDED).waitFor({ timeout: 20_000 });
+  await card.getByText(CLASS_ENDED).waitFor({ timeout: 45_000 }).catch(async (err: unknown) => {
+    // What the instructor saw instead, and what the server said at that moment.
+    await snap(teacher, 'timetable-03-failed');
+    console.log('DASHBOARD AFTER RELOAD\n' + (await teacher.locator('main').innerText().catch((e: Error) => e.message)));
+    console.log('ENTRY NOW ' + JSON.stringify(await entry(token, packId)));
+    throw err;
+  });
   await timetable.getByText('No class left inside the course dates').waitFor();
   expect(await card.getByTestId('next-class').count()).toBe(0);
   await snap(teacher, 'timetable-03-after-class');
