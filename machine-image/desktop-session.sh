@@ -62,9 +62,19 @@ gcpu=0
 cpu_of() { local s; read -r s < "/proc/$1/stat" 2>/dev/null || return 1; s=${s##*) }; set -- $s; gcpu=$(( ${12} + ${13} )); }
 n=0
 while [ "$n" -lt 50 ] && { ! cpu_of "$gpid" || [ "$gcpu" -lt 30 ]; }; do n=$((n+1)); read -t 0.1 -u 9; done
+# Whether a viewer is connected: an accepted connection (state 03) on the VNC or the agent socket. Nobody watching,
+# the demo stays paused and the loop wakes once a second: 40 desktops of a class waiting for their students
+# otherwise drew their demos all the time (half of a 2-core host) while the students connected.
+watched() {
+  local line
+  while read -r line; do
+    case $line in *" 03 "*" $R/vnc.sock" | *" 03 "*" $R/agent.sock") return 0 ;; esac
+  done < /proc/net/unix
+  return 1
+}
 # An x11vnc that ends without a size change crashed: after 10 such ends in a minute it waits for the minute to
 # pass (the desktop and its programs keep running; only VNC is away meanwhile).
-vwindow=$SECONDS; vcrashes=0
+vwindow=$SECONDS; vcrashes=0; tick=0; seen=0
 while kill -0 "$xpid" 2>/dev/null; do
   [ $((SECONDS - vwindow)) -gt 60 ] && { vwindow=$SECONDS; vcrashes=0; }
   if ! kill -0 "$vpid" 2>/dev/null; then
@@ -75,6 +85,10 @@ while kill -0 "$xpid" 2>/dev/null; do
   elif [ $((SECONDS - vstart)) -le 3 ] && [ "$(screen_size)" != "$vsize" ]; then
     kill "$vpid" 2>/dev/null
   fi
-  kill -CONT "$gpid" 2>/dev/null; read -t 0.01 -u 9; kill -STOP "$gpid" 2>/dev/null; read -t 0.19 -u 9
+  tick=$((tick+1))
+  if [ $((tick % 5)) -eq 1 ]; then watched && seen=1 || seen=0; fi
+  [ "$seen" = 1 ] && { kill -CONT "$gpid" 2>/dev/null; read -t 0.01 -u 9; }
+  kill -STOP "$gpid" 2>/dev/null
+  if [ "$seen" = 1 ] || [ $((SECONDS - vstart)) -le 3 ]; then read -t 0.19 -u 9; else tick=0; read -t 1 -u 9; fi
 done
 exit 10

@@ -48,6 +48,25 @@ describe('lxd desktop', () => {
     expect(inside.out.trim().split('\n')).toEqual(['1000', '/home/user', 'ok', 'ro']);
   }, 180_000);
 
+  it('the 3D demo is paused while nobody watches and moves while a viewer is connected', async () => {
+    // CPU ticks of the demo: flat over 3 s without a viewer (a class's 40 idle desktops drew theirs all the time).
+    const ticks = `f=$(cat /proc/$(pgrep -x glxgears)/stat); set -- \${f##*) }; echo $((\${12} + \${13}))`;
+    const before = Number(await d.rootShell(a.machineId, ticks));
+    const after = Number(await d.rootShell(a.machineId, `sleep 3; ${ticks}`));
+    expect(after - before).toBeLessThanOrEqual(1);
+    // A viewer on the VNC socket: the demo runs again (waited for, at most 20 s).
+    const watched = await d.shell(a.machineId, `python3 -c '
+import socket, subprocess, time
+def ticks():
+    f = open("/proc/%s/stat" % subprocess.check_output(["pgrep", "-x", "glxgears"]).decode().strip()).read().rsplit(")", 1)[1].split()
+    return int(f[11]) + int(f[12])
+s = socket.socket(socket.AF_UNIX); s.connect("/run/hyperdesk/vnc.sock"); s.recv(12)
+start, t0 = ticks(), time.time()
+while ticks() - start < 5 and time.time() - t0 < 20: time.sleep(0.1)
+print(ticks() - start)'`);
+    expect(Number(watched.out.trim())).toBeGreaterThanOrEqual(5);
+  }, 120_000);
+
   it('a desktop whose screen size changes (the streaming agent fits it to the tab) keeps running, and VNC shows the new size, however often it changes', async () => {
     // The agent's own RandR code (the image's copy of server/agent, its recipe's hash covers it), run inside the
     // instance against its X server.
