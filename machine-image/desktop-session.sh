@@ -74,10 +74,10 @@ watched() {
 }
 # An x11vnc that ends without a size change crashed: after 10 such ends in a minute it waits for the minute to
 # pass (the desktop and its programs keep running; only VNC is away meanwhile).
-# The demo also runs, throttled, until it has drawn its first frames (30 ticks of CPU): on a busy host its first
-# 5 s above may not have been enough to map its window.
-warm=0; { ! cpu_of "$gpid" || [ "$gcpu" -ge 30 ]; } && warm=1
-vwindow=$SECONDS; vcrashes=0; tick=0; seen=0
+# The demo also runs, throttled, until it has drawn its first frames (30 ticks of CPU; or it has gone): on a busy
+# host its first 5 s above may not have been enough to map its window. The loop's first pass checks both.
+drew_first_frames() { ! cpu_of "$gpid" || [ "$gcpu" -ge 30 ]; }
+vwindow=$SECONDS; vcrashes=0; tick=0; seen=0; warm=0
 while kill -0 "$xpid" 2>/dev/null; do
   [ $((SECONDS - vwindow)) -gt 60 ] && { vwindow=$SECONDS; vcrashes=0; }
   if ! kill -0 "$vpid" 2>/dev/null; then
@@ -91,7 +91,7 @@ while kill -0 "$xpid" 2>/dev/null; do
   tick=$((tick+1))
   if [ $((tick % 5)) -eq 1 ]; then
     watched && seen=1 || seen=0
-    [ "$warm" = 1 ] || { ! cpu_of "$gpid" || [ "$gcpu" -ge 30 ]; } && warm=1
+    [ "$warm" = 1 ] || { drew_first_frames && warm=1; }
   fi
   run=$seen; [ "$warm" = 1 ] || run=1
   [ "$run" = 1 ] && { kill -CONT "$gpid" 2>/dev/null; read -t 0.01 -u 9; }
