@@ -81,6 +81,8 @@ export const GATEWAY_CLOSE = {
   ticketRefused: 4401,
   accessLost: 4403,
   machineStopped: 4409,
+  /** The desktop streams to one tab at a time: another tab (or window, or computer) of the same desktop took it. */
+  openedElsewhere: 4410,
   tooManySessions: 4429,
   desktopUnreachable: 4502,
 } as const;

@@ -5,8 +5,8 @@ Run with Debian's /usr/bin/python3 (it has gi and GStreamer):
   agent.py --display :N --xauthority FILE --socket PATH [--pulse-server unix:PATH]
 Signaling arrives ONLY over the Unix socket (mode 0600; the server's gateway is its one client) as newline-delimited
 JSON. The gateway sends `config` (ICE servers) then the browser's `start` (codecs it decodes); the agent answers with
-an `offer`, takes the `answer` and `ice` messages and sends its own `ice`. A new connection replaces the old one;
-a closed connection tears the peer down.
+an `offer`, takes the `answer` and `ice` messages and sends its own `ice`. A new connection replaces the old one
+(which gets `replaced` first, so its tab does not take the stream back); a closed connection tears the peer down.
 """
 import argparse
 import json
@@ -116,9 +116,10 @@ class Agent:
             GLib.idle_add(self.replace, conn)
 
     def replace(self, conn):
-        """A new signaling connection: the old viewer (if any) is ended first."""
+        """A new signaling connection: the old viewer (if any) is told so and ended first."""
         self.close_peer()
         if self.conn:
+            self.send(self.conn, {'type': 'replaced'})
             try:
                 self.conn.shutdown(socket.SHUT_RDWR)
             except OSError:

@@ -21,7 +21,7 @@ import { courseTicket } from './course-tickets';
 /** A stand-in streaming agent: records each connection's lines, answers `start` with an offer. */
 interface FakeAgent {
   address: Endpoint;
-  connections: { lines: any[]; closed: boolean }[];
+  connections: { lines: any[]; closed: boolean; sock: net.Socket }[];
   close(): Promise<void>;
 }
 
@@ -29,7 +29,7 @@ async function fakeAgent(dir: string, name: string): Promise<FakeAgent> {
   const a: FakeAgent = { address: trustedUnixSocket(path.join(dir, `${name}.sock`)), connections: [], close: async () => {} };
   const sockets: net.Socket[] = [];
   const server = net.createServer((sock) => {
-    const conn = { lines: [] as any[], closed: false };
+    const conn = { lines: [] as any[], closed: false, sock };
     a.connections.push(conn);
     sockets.push(sock);
     let buf = '';
@@ -176,6 +176,19 @@ describe('WebRTC sessions through the gateway', () => {
     await s.app.ctx.machines.requestStop(s.app.ctx.db, [id], 'Stopped from the dashboard.');
     expect((await c.closed).code).toBe(GATEWAY_CLOSE.machineStopped);
     await until(() => agent.connections[before]!.closed, 'the agent connection to close');
+  });
+
+  it('a stream another tab took ends as opened elsewhere (the tab waits for the user); an agent that just went away is a hiccup', async () => {
+    const { u, id } = await ownMachine();
+    const before = agent.connections.length;
+    const first = await streaming((await ticketFor(s, u.token, id)).wsPath);
+    // What the real agent does when a second connection comes: it tells the first, then closes it.
+    const taken = agent.connections[before]!.sock;
+    taken.end(`${JSON.stringify({ type: 'replaced' })}\n`);
+    expect((await first.closed).code).toBe(GATEWAY_CLOSE.openedElsewhere);
+    const second = await streaming((await ticketFor(s, u.token, id)).wsPath);
+    agent.connections[before + 1]!.sock.destroy();
+    expect((await second.closed).code).toBe(GATEWAY_CLOSE.desktopUnreachable);
   });
 
   it('counts data channel input (the tab reports it as activity) for idle stop', async () => {

@@ -305,8 +305,10 @@ export function createGateway(deps: ConnectDeps) {
           toClient += msg.type === 'offer' ? msg.sdp.length : 100;
           session.send(msg);
         },
-        () => {
+        (replaced) => {
           if (ended) return;
+          // Another tab took the desktop's stream: this one says so and waits for the user, rather than taking it back.
+          if (replaced) return end(GATEWAY_CLOSE.openedElsewhere, 'opened-elsewhere');
           void check().finally(() => end(GATEWAY_CLOSE.desktopUnreachable, 'agent-closed'));
         },
       );

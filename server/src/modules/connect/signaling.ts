@@ -10,18 +10,20 @@ type Signal = Extract<GatewayClientMessage, { type: 'start' | 'answer' | 'ice' }
 /**
  * The gateway's side of one WebRTC session: a connection to the machine's streaming agent (newline-delimited JSON
  * on its private socket). The agent gets the ICE servers first, then only the tab's start/answer/ice messages, each
- * re-validated; from the agent only offer/ice reach the tab. Closing it makes the agent tear its peer down.
+ * re-validated; from the agent only offer/ice reach the tab. Closing it makes the agent tear its peer down. The agent
+ * streams to one viewer: when another connection takes it, it says `replaced` first, and onClose hears so.
  */
 export function openAgent(
   address: Endpoint,
   iceServers: IceServer[],
   log: FastifyBaseLogger,
   toClient: (msg: GatewayServerMessage) => void,
-  onClose: () => void,
+  onClose: (replaced: boolean) => void,
 ) {
   const sock = address.open();
   let buf = '';
   let closed = false;
+  let replaced = false;
   const queued: string[] = [];
   let connected = false;
   sock.setEncoding('utf8');
@@ -49,6 +51,7 @@ export function openAgent(
       } catch {
         continue;
       }
+      if ((parsed as { type?: unknown } | null)?.type === 'replaced') replaced = true;
       const msg = GatewayServerMessage.safeParse(parsed);
       if (msg.success && (msg.data.type === 'offer' || msg.data.type === 'ice')) toClient(msg.data);
     }
@@ -57,7 +60,7 @@ export function openAgent(
   sock.on('close', () => {
     if (closed) return;
     closed = true;
-    onClose();
+    onClose(replaced);
   });
   return {
     send(msg: Signal) {

@@ -142,6 +142,16 @@ export function StatusScreen({ machineName, role, phase, processingSince, stopRe
           </div>
         </Screen>
       );
+    case 'elsewhere':
+      return (
+        <Screen title="Your desktop is open somewhere else">
+          <p>It shows in one tab at a time, and another tab or computer has just opened it. Nothing was lost: it keeps running there.</p>
+          <div className={styles.buttons}>
+            {retry('Use here')}
+            <Dashboard />
+          </div>
+        </Screen>
+      );
     case 'failed':
       return (
         <Screen title="Connection failed" tone="warn">

@@ -18,6 +18,8 @@ export type Phase =
   | { kind: 'refused'; message: string; title?: string }
   | { kind: 'stopped'; reason: string }
   | { kind: 'disconnected' }
+  /** Another tab (or computer) took the desktop's stream; this one waits for the user's "Use here". */
+  | { kind: 'elsewhere' }
   | { kind: 'failed'; message: string };
 
 export interface DesktopState {
@@ -398,6 +400,7 @@ export class DesktopConnection {
     if (stop?.code === 'hours-exhausted') return this.set({ phase: { kind: 'hours-exhausted', reason: stop.reason } });
     if (stop?.code === 'session-ended') return this.set({ phase: { kind: 'refused', title: 'Your session was ended', message: stop.reason } });
     if (stop?.code === 'access-lost' || code === GATEWAY_CLOSE.accessLost) return this.set({ phase: { kind: 'refused', message: REFUSED } });
+    if (code === GATEWAY_CLOSE.openedElsewhere) return this.set({ phase: { kind: 'elsewhere' } });
     if (stop || code === GATEWAY_CLOSE.machineStopped) return this.set({ phase: { kind: 'stopped', reason: stop?.reason ?? 'It was stopped from the dashboard.' } });
     if (code === GATEWAY_CLOSE.tooManySessions) {
       return this.set({ phase: { kind: 'failed', message: 'You have too many desktop tabs open. Close one and try again.' } });
