@@ -28,6 +28,15 @@ export const OBSERVE = String.raw`(() => {
       }));
     }
   };
+  // The ticket hand-over from the dashboard (api/ticketHandoff): the tab's ask and the dashboard's answer.
+  const BC = w.BroadcastChannel;
+  if (BC) {
+    const post = BC.prototype.postMessage;
+    BC.prototype.postMessage = function (m) { if (m && m.type === 'want') mark('ask'); return post.call(this, m); };
+    w.BroadcastChannel = class extends BC {
+      constructor(...a) { super(...a); this.addEventListener('message', (e) => { if (e.data && e.data.type === 'ticket') mark('handed'); }); }
+    };
+  }
   // A plain function returning the real socket (noVNC rejects a subclass instance as its channel).
   const WS = w.WebSocket;
   const count = (e) => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
 import { api, buyer, connectHref, waitOnline } from './connect-helpers';
-import { clickTerminal, terminalShown } from './stream-helpers';
+import { clickTerminal, machineLog, terminalShown } from './stream-helpers';
 import { readHome as homeFile } from '../desktops';
 
 let server: RunningServer;
@@ -38,28 +38,50 @@ function frameHash(tab: Page): Promise<number> {
 
 const readHome = (machineId: string, name: string) => homeFile(server, machineId, name);
 
+/** The tab's inbound video counters (its peers, kept by the init script below). */
+const STATS = `Promise.all(window.peers.map((pc) => pc.getStats())).then((all) => all.flatMap((r) => [...r.values()]).filter((s) => s.type === 'inbound-rtp' && s.kind === 'video').map((s) => ({ framesDecoded: s.framesDecoded, framesDropped: s.framesDropped, packetsLost: s.packetsLost, nackCount: s.nackCount, pliCount: s.pliCount, keyFramesDecoded: s.keyFramesDecoded, freezeCount: s.freezeCount })))`;
+
 // Resize, pointer lock, stuck keys, quality, UDP blocked and idle over WebRTC: stream-*.test.ts beside this file.
 it('streams the desktop over WebRTC: a moving picture, typing, clipboard both ways, pointer lock, stats', async () => {
   const b = await buyer(browser, server.base, 'Stream Tester', 'webrtc');
   await api(server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId });
   await waitOnline(server.base, b.token, b.machineId);
-  const tab = await b.context.newPage();
-  // Keeps the tab's peer connections reachable, to read their audio statistics below.
-  await tab.addInitScript(() => {
+  // Keeps the tab's peer connections reachable, to read their audio statistics below, and notes when each
+  // WebSocket is made and with which ticket.
+  await b.context.addInitScript(() => {
+    const w = window as unknown as { peers: RTCPeerConnection[]; sockets: { url: string; at: number }[] };
     const Native = window.RTCPeerConnection;
-    const all: RTCPeerConnection[] = ((window as unknown as { peers: RTCPeerConnection[] }).peers = []);
+    const all: RTCPeerConnection[] = (w.peers = []);
     window.RTCPeerConnection = function (config?: RTCConfiguration) {
       const pc = new Native(config);
       all.push(pc);
       return pc;
     } as unknown as typeof RTCPeerConnection;
     window.RTCPeerConnection.prototype = Native.prototype;
+    const NativeSocket = window.WebSocket;
+    const sockets: { url: string; at: number }[] = (w.sockets = []);
+    window.WebSocket = function (url: string | URL, protocols?: string | string[]) {
+      sockets.push({ url: String(url), at: performance.now() });
+      return new NativeSocket(url, protocols);
+    } as unknown as typeof WebSocket;
+    Object.assign(window.WebSocket, { CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3, prototype: NativeSocket.prototype });
   });
-  await tab.goto(connectHref(server.base, b.machineId, b.machineName));
+  // Opened from the dashboard: its ticket comes over while the tab loads, and the tab's first script dials the
+  // desktop with it before the app's code has started (early/dial.ts).
+  await b.page.goto(`${server.base}/dashboard`);
+  const card = b.page.getByRole('article');
+  const dashboardTicket = b.page.waitForResponse((r) => r.url().endsWith('/v1/slot/connect/ticket') && r.request().method() === 'POST');
+  const [tab] = await Promise.all([b.context.waitForEvent('page'), card.getByRole('button', { name: 'Connect' }).click()]);
   await tab.locator('main[data-phase="connected"]').waitFor({ timeout: 60_000 });
   expect(await tab.getByTestId('transport').innerText()).toBe('WebRTC');
   await expect.poll(() => frameHash(tab), { timeout: 20_000 }).not.toBe(0);
   await terminalShown(server, b.machineId, b.machineName);
+  const sockets = (await tab.evaluate('window.sockets')) as { url: string; at: number }[];
+  expect(sockets.length).toBe(1);
+  expect(new URL(sockets[0]!.url).searchParams.get('ticket')).toBe(((await (await dashboardTicket).json()) as { ticket: string }).ticket);
+  const appStarted = await tab.evaluate(() => performance.getEntriesByName('hyperdesk:connect-page')[0]?.startTime ?? -1);
+  expect(appStarted).toBeGreaterThan(0);
+  expect(sockets[0]!.at).toBeLessThan(appStarted);
 
   // Typing reaches the desktop: the xterm runs what we type, and the file it writes lands in the home folder.
   // A desktop that has just come up may lose the first keys (its terminal not focused yet on a loaded host): the
@@ -80,7 +102,15 @@ it('streams the desktop over WebRTC: a moving picture, typing, clipboard both wa
   // The picture moves: the terminal printed a new prompt, so the frame is a different one.
   const first = await frameHash(tab);
   await tab.keyboard.type('seq 1 40\n', { delay: 15 });
-  await expect.poll(() => frameHash(tab), { timeout: 15_000 }).not.toBe(first);
+  await expect
+    .poll(() => frameHash(tab), { timeout: 15_000 })
+    .not.toBe(first)
+    .catch(async (err) => {
+      // A picture that stopped moving: what the tab received and what the agent said.
+      await snap(tab, 'stream-still-picture');
+      console.error(`stats: ${JSON.stringify(await tab.evaluate(STATS))}\nagent log:\n${machineLog(server, b.machineId).slice(-4000)}`);
+      throw err;
+    });
 
   // Clipboard, browser → desktop: pasted text is in the desktop's clipboard; the xterm writes it out with xclip.
   await tab.getByRole('button', { name: 'Clipboard' }).click();

@@ -118,6 +118,19 @@ describe('WebRTC sessions through the gateway', () => {
     await until(() => conn.closed, 'the agent connection to close');
   });
 
+  it("keeps a start sent as the socket opens (before the gateway's hello) until the agent is reached", async () => {
+    const { u, id } = await ownMachine();
+    const before = agent.connections.length;
+    const c = await openGateway(s, rtcPath((await ticketFor(s, u.token, id)).wsPath));
+    c.ws.send(JSON.stringify({ type: 'start', codecs: ['h264'], quality: 'low' }));
+    expect(await c.text('offer')).toEqual({ type: 'offer', sdp: 'v=0\r\ns=agent-A\r\n' });
+    // The hello comes before the offer: the tab does not wait for it, and the agent hears config then start, once.
+    expect(c.texts.map((t) => t.type).indexOf('hello')).toBeLessThan(c.texts.map((t) => t.type).indexOf('offer'));
+    expect(agent.connections[before]!.lines).toEqual([expect.objectContaining({ type: 'config' }), { type: 'start', codecs: ['h264'], quality: 'low' }]);
+    c.ws.close();
+    await c.closed;
+  });
+
   it('refuses a replayed ticket without reaching the agent', async () => {
     const { u, id } = await ownMachine();
     const { wsPath } = await ticketFor(s, u.token, id);

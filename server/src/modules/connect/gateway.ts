@@ -93,6 +93,8 @@ export function createGateway(deps: ConnectDeps) {
     let userId: string | null = null;
     let tcp: Duplex | null = null;
     let agent: ReturnType<typeof openAgent> | null = null;
+    /** webrtc mode: the tab's start, sent as its socket opens, kept until the agent is reached (checks first). */
+    let startAhead: Extract<GatewayClientMessage, { type: 'start' }> | null = null;
     let connected = false;
     let early: Buffer[] = [];
     let earlyBytes = 0;
@@ -193,7 +195,8 @@ export function createGateway(deps: ConnectDeps) {
       if (m.type === 'ping') session.send({ type: 'pong', t: m.t });
       else if (m.type === 'start' || m.type === 'answer' || m.type === 'ice') {
         fromClient += text.length;
-        agent?.send(m);
+        if (agent) agent.send(m);
+        else if (m.type === 'start' && mode === 'webrtc') startAhead = m;
       } else markInput();
     }
 
@@ -312,6 +315,8 @@ export function createGateway(deps: ConnectDeps) {
           void check().finally(() => end(GATEWAY_CLOSE.desktopUnreachable, 'agent-closed'));
         },
       );
+      if (startAhead) agent.send(startAhead);
+      startAhead = null;
     }
 
     void (async () => {

@@ -3,10 +3,12 @@ import { GATEWAY_CLOSE, type GatewayServerMessage } from '@hyperdesk/contract';
 import { ApiError } from '../../api/http';
 import { activeMessage, gatewayUrl, parseGatewayMessage, pingMessage, requestTicket } from '../../api/connect';
 import { ticketFromDashboard } from '../../api/ticketHandoff';
+import { earlyTicket, takeEarlySocket } from '../../early/dial';
+import { preferredQuality, preferredTransport, QUALITY_KEY, TRANSPORT_KEY, type Transport } from '../../early/prefs';
 import { RtcStream, type Quality, type StreamStats } from './webrtc';
 import { attachVncPaste, vncKeyboardField } from './vnckeys';
 
-export type Transport = 'webrtc' | 'vnc';
+export type { Transport };
 
 export type Phase =
   | { kind: 'connecting'; attempt: number }
@@ -49,28 +51,6 @@ export const MEDIA_TIMEOUT_MS = 5_000;
 export const CONNECTED_TIMEOUT_MS = 20_000;
 /** How long the gateway and the machine's agent may take to send their offer (the agent may still be starting). */
 export const OFFER_TIMEOUT_MS = 10_000;
-
-/** The transport the user last chose (WebRTC unless they switched to VNC). */
-const TRANSPORT_KEY = 'hyperdesk.connect.transport';
-function preferredTransport(): Transport {
-  try {
-    return localStorage.getItem(TRANSPORT_KEY) === 'vnc' ? 'vnc' : 'webrtc';
-  } catch {
-    return 'webrtc';
-  }
-}
-
-/** The video quality the user last chose (Auto unless they picked one). */
-const QUALITY_KEY = 'hyperdesk.connect.quality';
-const QUALITIES: readonly Quality[] = ['auto', 'high', 'medium', 'low'];
-function preferredQuality(): Quality {
-  try {
-    const q = localStorage.getItem(QUALITY_KEY);
-    return QUALITIES.find((x) => x === q) ?? 'auto';
-  } catch {
-    return 'auto';
-  }
-}
 
 const MAX_RETRIES = 8;
 /** A tab opened while its machine starts asks again this often: the picture comes within a moment of the machine. */
@@ -121,7 +101,9 @@ export class DesktopConnection {
   ) {}
 
   start(): void {
-    this.handedTicket = ticketFromDashboard(this.url);
+    performance.mark?.('hyperdesk:connect-page'); // User Timing: when the page took over from its first script
+    // The tab's first script may have asked the dashboard already (and dialled with its answer: openRtc).
+    this.handedTicket = ticketFromDashboard(this.url, earlyTicket(this.url) ?? undefined);
     void this.attempt();
   }
 
@@ -290,7 +272,9 @@ export class DesktopConnection {
   }
 
   private openRtc(gen: number, wsPath: string): void {
-    const ws = new WebSocket(gatewayUrl(`${wsPath}&mode=webrtc`));
+    // The socket the tab's first script dialled with this ticket, if it did (early/dial.ts), else a new one.
+    const early = takeEarlySocket(wsPath);
+    const ws = early?.ws ?? new WebSocket(gatewayUrl(`${wsPath}&mode=webrtc`));
     let gotFrame = false;
     const send = (msg: object) => ws.readyState === WebSocket.OPEN && ws.send(JSON.stringify(msg));
     const rtc = new RtcStream(this.target, send, {
@@ -329,7 +313,7 @@ export class DesktopConnection {
     // The offer's own timer ends when the offer comes: from then on the media has its full MEDIA_TIMEOUT_MS.
     const noOffer = fallBackIn(OFFER_TIMEOUT_MS);
     let offered = false;
-    ws.addEventListener('message', (e) => {
+    const onMessage = (e: MessageEvent) => {
       if (typeof e.data !== 'string') return;
       const msg = parseGatewayMessage(e.data);
       if (!msg) return;
@@ -339,16 +323,25 @@ export class DesktopConnection {
         fallBackIn(MEDIA_TIMEOUT_MS, 'check');
       }
       if (msg.type === 'rtc-config' || msg.type === 'offer' || msg.type === 'ice') return void rtc.onMessage(msg).catch(() => undefined);
-      if (msg.type === 'hello') rtc.begin(this.state.quality);
       this.onStatus(e.data, ws);
-    });
-    ws.addEventListener('close', (e) => {
+    };
+    const onClose = (e: CloseEvent) => {
       if (gen !== this.gen) return;
       // The machine has no working streaming agent: VNC still shows the desktop. (An agent that streamed and then
       // went away gets a new WebRTC attempt first: a restarted agent is back in a moment.)
       if (e.code === GATEWAY_CLOSE.desktopUnreachable && !gotFrame && !this.userClosed) return this.fallBack();
       this.closed(e.code);
-    });
+    };
+    ws.addEventListener('message', onMessage);
+    ws.addEventListener('close', onClose);
+    // The stream starts as the socket opens (the gateway keeps the start until the desktop's agent is reached),
+    // not a round trip later on the gateway's hello.
+    if (early?.started) rtc.begin(this.state.quality, false);
+    else ws.addEventListener('open', () => rtc.begin(this.state.quality), { once: true });
+    for (const e of early?.heard ?? []) {
+      if (e.type === 'close') onClose(e as CloseEvent);
+      else onMessage(e as MessageEvent);
+    }
     this.startMeters(ws);
     this.timers.push(
       setInterval(() => {

@@ -1,6 +1,7 @@
 import type { GatewayServerMessage, IceServer } from '@hyperdesk/contract';
 import { isPasteKey, keyField, keysymOf } from './keysym';
 import { bindTouch } from './touch';
+import { codecs, type Quality } from '../../early/prefs';
 
 export interface StreamStats {
   fps: number;
@@ -11,7 +12,7 @@ export interface StreamStats {
   transport: string;
 }
 
-export type Quality = 'auto' | 'high' | 'medium' | 'low';
+export type { Quality };
 
 type Signal = { type: 'start'; codecs: ('h264' | 'vp8')[]; quality: Quality } | { type: 'answer'; sdp: string } | { type: 'ice'; candidate: string; sdpMLineIndex: number };
 
@@ -21,16 +22,6 @@ const SIZE_RECHECK_MS = 3000;
 const SIZE_ASKS = 4;
 /** The desktop follows the video area's size once it has held still this long (a window drag is one resize). */
 export const RESIZE_DEBOUNCE_MS = 400;
-
-/** The video codecs this browser decodes, best first (H.264 is cheapest for the agent to encode). */
-function codecs(): ('h264' | 'vp8')[] {
-  const caps = typeof RTCRtpReceiver !== 'undefined' ? RTCRtpReceiver.getCapabilities?.('video') : null;
-  const types = new Set((caps?.codecs ?? []).map((c) => c.mimeType.toLowerCase()));
-  const out: ('h264' | 'vp8')[] = [];
-  if (types.has('video/h264')) out.push('h264');
-  if (types.has('video/vp8') || !out.length) out.push('vp8');
-  return out;
-}
 
 /**
  * The desktop as WebRTC video: signaling over the gateway socket (the agent offers, we answer), a <video> in
@@ -80,9 +71,10 @@ export class RtcStream {
     this.watchSize();
   }
 
-  begin(quality: Quality): void {
+  /** Starts the stream (`send` false: the tab's first script already sent this start on the same socket). */
+  begin(quality: Quality, send = true): void {
     this.quality = quality;
-    this.signal({ type: 'start', codecs: codecs(), quality });
+    if (send) this.signal({ type: 'start', codecs: codecs(), quality });
   }
 
   /** The bit rate cap for the agent's encoder (Auto adapts below its cap to the measured loss and delay). */

@@ -1,0 +1,97 @@
+import { askDashboard } from './ticketChannel';
+import { codecs, preferredQuality, preferredTransport } from './prefs';
+
+/**
+ * The Connect tab's first script: its own small entry, run as soon as the page is parsed, ahead of the app's code
+ * (vite.config.ts puts it first in index.html). A tab opened from the dashboard gets its first ticket from the
+ * dashboard (api/ticketHandoff); this asks for it at once and dials the desktop's gateway with it (WebRTC mode, the
+ * stream's `start` sent as the socket opens) while the app's code is still loading. The page's DesktopConnection
+ * then adopts the socket with what it has heard so far (takeEarlySocket), or closes it. Nothing here is trusted: the
+ * gateway checks the ticket and the page checks every message, as for a socket of its own.
+ */
+export interface EarlySocket {
+  ws: WebSocket;
+  wsPath: string;
+  /** The socket's messages and close, in order, until the page adopts it. */
+  heard: (MessageEvent | CloseEvent)[];
+  /** The stream's start went out as the socket opened. */
+  started: boolean;
+}
+
+interface Early {
+  url: string;
+  ticket: Promise<unknown>;
+  ticketTaken: boolean;
+  socket: (EarlySocket & { stop(): void }) | null;
+  socketTaken: boolean;
+}
+
+let early: Early | null = null;
+
+/** The connect link's `url` from the tab's fragment (the page checks the whole payload itself). */
+function connectUrl(hash: string): string | null {
+  try {
+    const bin = atob(decodeURIComponent(hash.slice(1)).replace(/-/g, '+').replace(/_/g, '/'));
+    const text = new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(bin, (c) => c.charCodeAt(0)));
+    const url = (JSON.parse(text) as { url?: unknown } | null)?.url;
+    return typeof url === 'string' && url.length <= 2000 && url.startsWith('/v1/slot/connect') ? url : null;
+  } catch {
+    return null;
+  }
+}
+
+function open(wsPath: string): EarlySocket & { stop(): void } {
+  const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  const ws = new WebSocket(`${scheme}//${location.host}${wsPath}&mode=webrtc`);
+  const s = { ws, wsPath, heard: [] as (MessageEvent | CloseEvent)[], started: false, stop };
+  const hear = (e: Event) => s.heard.push(e as MessageEvent | CloseEvent);
+  const start = () => {
+    ws.send(JSON.stringify({ type: 'start', codecs: codecs(), quality: preferredQuality() }));
+    s.started = true;
+  };
+  ws.addEventListener('open', start);
+  ws.addEventListener('message', hear);
+  ws.addEventListener('close', hear);
+  function stop() {
+    ws.removeEventListener('open', start);
+    ws.removeEventListener('message', hear);
+    ws.removeEventListener('close', hear);
+  }
+  return s;
+}
+
+/** On a Connect tab that streams over WebRTC: asks the dashboard for the ticket and dials with it. */
+export function dialEarly(): void {
+  if (location.pathname !== '/connect' || preferredTransport() !== 'webrtc') return;
+  const url = connectUrl(location.hash);
+  if (!url) return;
+  const e: Early = { url, ticket: askDashboard(url), ticketTaken: false, socket: null, socketTaken: false };
+  early = e;
+  void e.ticket.then((answer) => {
+    const wsPath = (answer as { wsPath?: unknown } | null)?.wsPath;
+    if (!e.socketTaken && typeof wsPath === 'string' && wsPath.startsWith('/v1/')) e.socket = open(wsPath);
+  });
+}
+
+/** The dashboard's ticket this tab already asked for (once, for the same link), or null. */
+export function earlyTicket(url: string): Promise<unknown> | null {
+  if (!early || early.url !== url || early.ticketTaken) return null;
+  early.ticketTaken = true;
+  return early.ticket;
+}
+
+/**
+ * The socket dialled with the ticket for `wsPath`, with what it has heard (once); a socket dialled with another
+ * ticket (the tab's own came first) is closed, and none is dialled from now on.
+ */
+export function takeEarlySocket(wsPath: string): EarlySocket | null {
+  if (!early) return null;
+  early.socketTaken = true;
+  const s = early.socket;
+  early.socket = null;
+  if (!s) return null;
+  s.stop();
+  if (s.wsPath === wsPath) return s;
+  s.ws.close(1000);
+  return null;
+}
