@@ -82,6 +82,8 @@ it('streams the desktop over WebRTC: a moving picture, typing, clipboard both wa
   const appStarted = await tab.evaluate(() => performance.getEntriesByName('hyperdesk:connect-page')[0]?.startTime ?? -1);
   expect(appStarted).toBeGreaterThan(0);
   expect(sockets[0]!.at).toBeLessThan(appStarted);
+  // One viewer, one offer (the agent states the video's caps up front and offers once its input channel exists).
+  expect(machineLog(server, b.machineId).match(/offer sent/g)).toHaveLength(1);
 
   // Typing reaches the desktop: the xterm runs what we type, and the file it writes lands in the home folder.
   // A desktop that has just come up may lose the first keys (its terminal not focused yet on a loaded host): the

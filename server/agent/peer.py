@@ -36,6 +36,9 @@ VBV_MS = max(10, round(1500 / FPS))
 # How long the browser waits for a retransmission before it asks for a keyframe (its own default is far longer).
 RTX_TIME_MS = 125
 PLAYOUT_EXT_ID = 5
+# The H.264 level the encoder is held to (4.2: up to 1920×1080 at 60 fps): a fixed level lets the offer name the
+# stream's profile-level-id before the first frame (offered_caps).
+H264_LEVEL = '4.2'
 OPUS_CAPS = 'application/x-rtp,media=audio,encoding-name=OPUS,payload=97,clock-rate=48000,encoding-params=(string)2'
 
 
@@ -67,8 +70,8 @@ def video_branch(codec, encoder, kbps):
     elif codec == 'h264':
         enc = ('x264enc name=enc tune=zerolatency speed-preset=ultrafast key-int-max=2147483647 bitrate=%d vbv-buf-capacity=%d'
                ' sliced-threads=true threads=%d rc-lookahead=0 sync-lookahead=0 bframes=0 b-adapt=false mb-tree=false aud=false'
-               ' insert-vui=true ! video/x-h264,profile=constrained-baseline'
-               ' ! rtph264pay name=pay config-interval=-1 aggregate-mode=zero-latency') % (kbps, VBV_MS, THREADS)
+               ' insert-vui=true ! video/x-h264,profile=constrained-baseline,level=(string)%s'
+               ' ! rtph264pay name=pay config-interval=-1 aggregate-mode=zero-latency') % (kbps, VBV_MS, THREADS, H264_LEVEL)
     else:
         enc = ('vp8enc name=enc deadline=1 cpu-used=8 end-usage=cbr target-bitrate=%d keyframe-mode=disabled'
                ' buffer-size=%d buffer-initial-size=%d buffer-optimal-size=%d error-resilient=partitions threads=%d'
@@ -77,6 +80,20 @@ def video_branch(codec, encoder, kbps):
     # nack pli / ccm fir in the offer: the browser may then ask for a keyframe when a loss leaves it unable to decode.
     return ('%s ! %s ! application/x-rtp,media=video,encoding-name=%s,payload=96,clock-rate=90000,'
             'rtcp-fb-nack-pli=true,rtcp-fb-ccm-fir=true ! webrtc.') % (src, enc, name)
+
+
+def offered_caps(codec, encoder):
+    """The video's RTP caps as the offer states them, set on the transceiver up front: webrtcbin then offers at once
+    instead of after the first frame is captured and encoded (measured inside a desktop: 40-70 ms → 4-13 ms). They
+    must match what the payloader makes, so the H.264 level is fixed (H264_LEVEL); nvh264enc (no GPU here to check
+    its level against) keeps offering from its first frame."""
+    fb = 'rtcp-fb-nack-pli=true,rtcp-fb-ccm-fir=true,extmap-%d=(string)"%s"' % (PLAYOUT_EXT_ID, playout.URI)
+    if codec == 'vp8':
+        return 'application/x-rtp,media=video,encoding-name=VP8,payload=96,clock-rate=90000,' + fb
+    if encoder == 'nvh264enc':
+        return None
+    return ('application/x-rtp,media=video,encoding-name=H264,payload=96,clock-rate=90000,packetization-mode=(string)1,'
+            'profile-level-id=(string)42c0%02x,level-asymmetry-allowed=(string)1,%s') % (int(float(H264_LEVEL) * 10), fb)
 
 
 class Peer:
@@ -90,6 +107,10 @@ class Peer:
         self.start = start
         self.started_at = time.monotonic()
         self.answered = False
+        self.offering = False
+        self.offer_lock = threading.Lock()
+        self.negotiation_wanted = False
+        self.channel_made = False
         self.remote_candidates = 0
         self.refused = 0
         self.refused_candidates = 0
@@ -113,6 +134,9 @@ class Peer:
         video = self.webrtc.emit('get-transceiver', 0)
         if video and video.find_property('do-nack'):
             video.set_property('do-nack', True)
+        offered = offered_caps(codec, agent.h264)
+        if video and offered:
+            video.set_property('codec-preferences', Gst.Caps.from_string(offered))
         audio = self.webrtc.emit('get-transceiver', 1)
         if audio:
             # The sound server may take a second or two to hand over its first buffer; with the audio codec
@@ -146,6 +170,9 @@ class Peer:
         if self.channel:
             self.channel.connect('on-message-string', self.on_input)
             self.channel.connect('on-open', lambda _ch: agent.log_fn('input channel open'))
+        self.channel_made = True
+        if self.negotiation_wanted:
+            self.offer_once()
         self.pipe.set_state(Gst.State.PLAYING)
         self.stats_timer = GLib.timeout_add(1000, self.poll_stats)
         self.timing_timer = GLib.timeout_add(2000, self.send_timing)
@@ -164,6 +191,17 @@ class Peer:
 
     # --- signaling -------------------------------------------------------------------------------------------
     def on_negotiation(self, _el):
+        self.negotiation_wanted = True
+        if self.channel_made:
+            self.offer_once()
+
+    def offer_once(self):
+        """One offer per viewer, with the input channel in it: with the video's caps stated up front webrtcbin asks
+        for negotiation as it goes to READY, before the channel exists, and again once it does."""
+        with self.offer_lock:  # webrtcbin asks from its own thread, the channel is made on the main loop
+            if self.offering:
+                return
+            self.offering = True
         promise = Gst.Promise.new_with_change_func(self.on_offer, None)
         self.webrtc.emit('create-offer', None, promise)
 
