@@ -275,12 +275,46 @@ export class DesktopConnection {
     // The socket the tab's first script dialled with this ticket, if it did (early/dial.ts), else a new one.
     const early = takeEarlySocket(wsPath);
     const ws = early?.ws ?? new WebSocket(gatewayUrl(`${wsPath}&mode=webrtc`));
-    let gotFrame = false;
+    const shown = { frame: false };
+    const rtc = this.rtcStream(gen, ws, shown);
+    const offerCame = this.fallBackUnlessShown(gen, rtc, shown);
+    const onMessage = (e: MessageEvent) => {
+      if (typeof e.data !== 'string') return;
+      const msg = parseGatewayMessage(e.data);
+      if (!msg) return;
+      if (msg.type === 'offer') offerCame();
+      if (msg.type === 'rtc-config' || msg.type === 'offer' || msg.type === 'ice') return void rtc.onMessage(msg).catch(() => undefined);
+      this.onStatus(e.data, ws);
+    };
+    const onClose = (e: CloseEvent) => {
+      if (gen !== this.gen) return;
+      // The machine has no working streaming agent: VNC still shows the desktop. (An agent that streamed and then
+      // went away gets a new WebRTC attempt first: a restarted agent is back in a moment.)
+      if (e.code === GATEWAY_CLOSE.desktopUnreachable && !shown.frame && !this.userClosed) return this.fallBack();
+      this.closed(e.code);
+    };
+    ws.addEventListener('message', onMessage);
+    ws.addEventListener('close', onClose);
+    // The stream starts as the socket opens (the gateway keeps the start until the desktop's agent is reached),
+    // not a round trip later on the gateway's hello.
+    if (early?.started) rtc.begin(this.state.quality, false);
+    else ws.addEventListener('open', () => rtc.begin(this.state.quality), { once: true });
+    // What the first script's socket heard before this page took it, in order.
+    for (const e of early?.heard ?? []) {
+      if (e.type === 'close') onClose(e as CloseEvent);
+      else onMessage(e as MessageEvent);
+    }
+    this.startMeters(ws);
+    this.watchRtcStats(gen, rtc);
+  }
+
+  /** The desktop as WebRTC video on `ws`: its first frame makes the tab connected; its clipboard and sound. */
+  private rtcStream(gen: number, ws: WebSocket, shown: { frame: boolean }): RtcStream {
     const send = (msg: object) => ws.readyState === WebSocket.OPEN && ws.send(JSON.stringify(msg));
     const rtc = new RtcStream(this.target, send, {
       frame: () => {
         if (gen !== this.gen) return;
-        gotFrame = true;
+        shown.frame = true;
         this.failures = 0;
         this.refusedTickets = 0;
         this.set({ phase: { kind: 'connected' } });
@@ -295,14 +329,21 @@ export class DesktopConnection {
     rtc.setMuted(this.state.muted);
     this.rtc = rtc;
     this.ws = ws;
-    // No media path within MEDIA_TIMEOUT_MS of the agent's offer (UDP blocked), or no offer at all: VNC instead. A
-    // path that works but has shown no picture yet (a busy desktop) gets until CONNECTED_TIMEOUT_MS.
+    return rtc;
+  }
+
+  /**
+   * No offer within OFFER_TIMEOUT_MS, or no media path within MEDIA_TIMEOUT_MS of the agent's offer (UDP blocked):
+   * VNC instead. A path that works but has shown no picture yet (a busy desktop) gets until CONNECTED_TIMEOUT_MS.
+   * Answers what to call when the offer comes (it ends the offer's timer and starts the media's).
+   */
+  private fallBackUnlessShown(gen: number, rtc: RtcStream, shown: { frame: boolean }): () => void {
     const fallBackIn = (ms: number, path?: 'check') => {
       const t = setTimeout(() => {
-        if (gen !== this.gen || gotFrame) return;
+        if (gen !== this.gen || shown.frame) return;
         if (path !== 'check') return this.fallBack();
         void rtc.pathUp().then((up) => {
-          if (gen !== this.gen || gotFrame) return;
+          if (gen !== this.gen || shown.frame) return;
           if (up) fallBackIn(CONNECTED_TIMEOUT_MS - MEDIA_TIMEOUT_MS);
           else this.fallBack();
         });
@@ -310,39 +351,17 @@ export class DesktopConnection {
       this.timers.push(t);
       return t;
     };
-    // The offer's own timer ends when the offer comes: from then on the media has its full MEDIA_TIMEOUT_MS.
     const noOffer = fallBackIn(OFFER_TIMEOUT_MS);
     let offered = false;
-    const onMessage = (e: MessageEvent) => {
-      if (typeof e.data !== 'string') return;
-      const msg = parseGatewayMessage(e.data);
-      if (!msg) return;
-      if (msg.type === 'offer' && !offered) {
-        offered = true;
-        clearTimeout(noOffer);
-        fallBackIn(MEDIA_TIMEOUT_MS, 'check');
-      }
-      if (msg.type === 'rtc-config' || msg.type === 'offer' || msg.type === 'ice') return void rtc.onMessage(msg).catch(() => undefined);
-      this.onStatus(e.data, ws);
+    return () => {
+      if (offered) return;
+      offered = true;
+      clearTimeout(noOffer);
+      fallBackIn(MEDIA_TIMEOUT_MS, 'check');
     };
-    const onClose = (e: CloseEvent) => {
-      if (gen !== this.gen) return;
-      // The machine has no working streaming agent: VNC still shows the desktop. (An agent that streamed and then
-      // went away gets a new WebRTC attempt first: a restarted agent is back in a moment.)
-      if (e.code === GATEWAY_CLOSE.desktopUnreachable && !gotFrame && !this.userClosed) return this.fallBack();
-      this.closed(e.code);
-    };
-    ws.addEventListener('message', onMessage);
-    ws.addEventListener('close', onClose);
-    // The stream starts as the socket opens (the gateway keeps the start until the desktop's agent is reached),
-    // not a round trip later on the gateway's hello.
-    if (early?.started) rtc.begin(this.state.quality, false);
-    else ws.addEventListener('open', () => rtc.begin(this.state.quality), { once: true });
-    for (const e of early?.heard ?? []) {
-      if (e.type === 'close') onClose(e as CloseEvent);
-      else onMessage(e as MessageEvent);
-    }
-    this.startMeters(ws);
+  }
+
+  private watchRtcStats(gen: number, rtc: RtcStream): void {
     this.timers.push(
       setInterval(() => {
         void rtc.stats().then((stats) => {
