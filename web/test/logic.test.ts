@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { formatDate, formatDateRange, formatHours, formatMoney, formatMoneyIn } from '../src/lib/format';
 import { initials } from '../src/auth/initials';
 import { decodeConnectPayload } from '../src/pages/Connect/payload';
+import { connectUrl } from '../src/early/dial';
 import { addDays, courseSpan, END_BEFORE_START, REQUIRED, STUDENTS_RANGE, todayIn, validateCourse } from '../src/pages/Setup/courseDates';
 
 describe('formatting (spec §9)', () => {
@@ -50,6 +51,15 @@ describe('connect payload (spec §7)', () => {
     expect(decodeConnectPayload('#' + btoa('not json'))).toBeNull();
     expect(decodeConnectPayload(encode({ ...good, url: 'https://evil.example/' }))).toBeNull();
     expect(decodeConnectPayload(encode({ url: good.url }))).toBeNull();
+  });
+
+  it("gives the tab's first script the same link to dial, and nothing from a bad fragment", () => {
+    expect(connectUrl(encode(good))).toBe(good.url);
+    expect(connectUrl('')).toBeNull();
+    expect(connectUrl('#%%%')).toBeNull();
+    expect(connectUrl('#' + btoa('not json'))).toBeNull();
+    expect(connectUrl(encode({ ...good, url: 'https://evil.example/' }))).toBeNull();
+    expect(connectUrl(encode({ ...good, url: `/v1/slot/connect?packId=${'x'.repeat(2000)}` }))).toBeNull();
   });
 });
 

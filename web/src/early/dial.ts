@@ -29,7 +29,7 @@ interface Early {
 let early: Early | null = null;
 
 /** The connect link's `url` from the tab's fragment (the page checks the whole payload itself). */
-function connectUrl(hash: string): string | null {
+export function connectUrl(hash: string): string | null {
   try {
     const bin = atob(decodeURIComponent(hash.slice(1)).replace(/-/g, '+').replace(/_/g, '/'));
     const text = new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(bin, (c) => c.charCodeAt(0)));
