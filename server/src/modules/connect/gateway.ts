@@ -328,17 +328,23 @@ export function createGateway(deps: ConnectDeps) {
       log = reqLog.child({ userId, machineId: grant.machineId, sessionId: session.id });
       // The per-user limit counts open sessions on every server (connect_sessions), so replicas cannot double it.
       const place = { id: session.id, userId, machineId: grant.machineId, openedAt, now: deps.clock.now() };
-      if (!(await reserveSession(deps.db, place))) return end(GATEWAY_CLOSE.tooManySessions, 'too-many-sessions');
+      // The session's place, the user's access and the desktop's address are looked up at once, not one after
+      // another (the address is only a handle: nothing reaches the desktop unless both allow it).
+      const uid = userId;
+      const [placed, machine, found] = await Promise.all([
+        reserveSession(deps.db, place),
+        principalOf(uid, openedAt).then((who) => (who ? canConnect(deps.db, who, grant.machineId) : null)),
+        (mode === 'webrtc' ? deps.machines.agentOf(grant.machineId) : deps.machines.endpointOf(grant.machineId)).catch(() => null),
+      ]);
+      if (!placed) return end(GATEWAY_CLOSE.tooManySessions, 'too-many-sessions');
       if (ended) return void forgetSession(deps.db, session.id);
       reserved = true;
-      const who = await principalOf(userId, openedAt);
-      const machine = who ? await canConnect(deps.db, who, grant.machineId) : null;
-      if (ended) return;
       if (!machine) return end(GATEWAY_CLOSE.accessLost, 'access-lost', { type: 'stopped', code: 'access-lost', reason: 'You no longer have access to this machine.' });
       // A seat that just changed hands: the desktop still has the previous student's home until it restarts.
       if (!runsWantedHome(machine)) return end(GATEWAY_CLOSE.desktopUnreachable, 'home-switching');
       if (machine.desired !== 'running' || machine.observed !== 'online') return end(GATEWAY_CLOSE.machineStopped, 'machine-stopped', await stoppedMessage(machine));
-      const endpoint = mode === 'webrtc' ? await agentSoon(machine.id) : await deps.machines.endpointOf(machine.id);
+      // The agent starts a moment after the desktop answers VNC: a tab that came first waits for it.
+      const endpoint = found ?? (mode === 'webrtc' ? await agentSoon(machine.id) : null);
       if (ended) return;
       if (!endpoint) return end(GATEWAY_CLOSE.desktopUnreachable, mode === 'webrtc' ? 'no-agent' : 'no-endpoint');
       if (ended) return;
