@@ -66,7 +66,11 @@ export const GatewayClientMessage = z.discriminatedUnion('type', [
   z.object({ type: z.literal('active') }),
   /** webrtc mode: input went over the data channel (throttled by the tab); counts as input for idle stop. */
   z.object({ type: z.literal('activity') }),
-  /** webrtc mode: begin streaming, with the video codecs this browser decodes, best first. */
+  /**
+   * webrtc mode: begin streaming, with the video codecs this browser decodes, best first. The tab puts the same in
+   * the socket's URL instead (`&codecs=h264,vp8&quality=auto`, startInUrl): the stream then starts as soon as the
+   * session opens, without waiting for the page to send anything.
+   */
   z.object({ type: z.literal('start'), codecs: z.array(z.enum(['h264', 'vp8'])).min(1).max(2), quality: z.enum(['auto', 'low', 'medium', 'high']).optional() }),
   z.object({ type: z.literal('answer'), sdp: Sdp }),
   IceCandidate,

@@ -84,7 +84,7 @@ it('streams the desktop over WebRTC: a moving picture, typing, clipboard both wa
   expect(sockets[0]!.at).toBeLessThan(appStarted);
   // One offer per viewer (the agent states the video's caps up front and offers once its input channel exists).
   const agentLog = machineLog(server, b.machineId);
-  expect(agentLog.match(/offer sent/g)?.length).toBe(agentLog.match(/viewer started/g)?.length);
+  expect(agentLog.match(/offer sent/g)?.length).toBe(agentLog.match(/viewer started, codec/g)?.length);
 
   // Typing reaches the desktop: the xterm runs what we type, and the file it writes lands in the home folder.
   // A desktop that has just come up may lose the first keys (its terminal not focused yet on a loaded host): the

@@ -131,6 +131,27 @@ describe('WebRTC sessions through the gateway', () => {
     await c.closed;
   });
 
+  it("starts the stream from the socket's URL as the session opens (the tab sends nothing); a malformed start there is ignored", async () => {
+    const { u, id } = await ownMachine();
+    const before = agent.connections.length;
+    const c = await openGateway(s, `${rtcPath((await ticketFor(s, u.token, id)).wsPath)}&codecs=h264,vp8&quality=medium`);
+    expect(await c.text('offer')).toEqual({ type: 'offer', sdp: 'v=0\r\ns=agent-A\r\n' });
+    expect(agent.connections[before]!.lines).toEqual([expect.objectContaining({ type: 'config' }), { type: 'start', codecs: ['h264', 'vp8'], quality: 'medium' }]);
+    c.ws.close();
+    await c.closed;
+    for (const bad of ['&codecs=h265&quality=auto', '&codecs=h264,vp8,vp8', '&codecs=h264&quality=ultra']) {
+      const at = agent.connections.length;
+      const d = await openGateway(s, `${rtcPath((await ticketFor(s, u.token, id)).wsPath)}${bad}`);
+      await d.text('hello');
+      await until(() => agent.connections[at]?.lines.length, 'the agent connection');
+      d.ws.send(JSON.stringify({ type: 'ping', t: 1 }));
+      await d.text('pong');
+      expect(agent.connections[at]!.lines.map((l) => l.type), bad).toEqual(['config']);
+      d.ws.close();
+      await d.closed;
+    }
+  });
+
   it('refuses a replayed ticket without reaching the agent', async () => {
     const { u, id } = await ownMachine();
     const { wsPath } = await ticketFor(s, u.token, id);

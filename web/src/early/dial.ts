@@ -1,11 +1,11 @@
 import { askDashboard } from './ticketChannel';
-import { codecs, preferredQuality, preferredTransport } from './prefs';
+import { preferredQuality, preferredTransport, startQuery } from './prefs';
 
 /**
  * The Connect tab's first script: its own small entry, run as soon as the page is parsed, ahead of the app's code
  * (vite.config.ts puts it first in index.html). A tab opened from the dashboard gets its first ticket from the
  * dashboard (api/ticketHandoff); this asks for it at once and dials the desktop's gateway with it (WebRTC mode, the
- * stream's `start` sent as the socket opens) while the app's code is still loading. The page's DesktopConnection
+ * stream's start in the URL) while the app's code is still loading. The page's DesktopConnection
  * then adopts the socket with what it has heard so far (takeEarlySocket), or closes it. Nothing here is trusted: the
  * gateway checks the ticket and the page checks every message, as for a socket of its own.
  */
@@ -14,8 +14,6 @@ export interface EarlySocket {
   wsPath: string;
   /** The socket's messages and close, in order, until the page adopts it. */
   heard: (MessageEvent | CloseEvent)[];
-  /** The stream's start went out as the socket opened. */
-  started: boolean;
 }
 
 interface Early {
@@ -42,18 +40,12 @@ export function connectUrl(hash: string): string | null {
 
 function open(wsPath: string): EarlySocket & { stop(): void } {
   const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
-  const ws = new WebSocket(`${scheme}//${location.host}${wsPath}&mode=webrtc`);
-  const s = { ws, wsPath, heard: [] as (MessageEvent | CloseEvent)[], started: false, stop };
+  const ws = new WebSocket(`${scheme}//${location.host}${wsPath}&mode=webrtc${startQuery(preferredQuality())}`);
+  const s = { ws, wsPath, heard: [] as (MessageEvent | CloseEvent)[], stop };
   const hear = (e: Event) => s.heard.push(e as MessageEvent | CloseEvent);
-  const start = () => {
-    ws.send(JSON.stringify({ type: 'start', codecs: codecs(), quality: preferredQuality() }));
-    s.started = true;
-  };
-  ws.addEventListener('open', start);
   ws.addEventListener('message', hear);
   ws.addEventListener('close', hear);
   function stop() {
-    ws.removeEventListener('open', start);
     ws.removeEventListener('message', hear);
     ws.removeEventListener('close', hear);
   }

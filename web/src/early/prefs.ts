@@ -34,3 +34,11 @@ export function codecs(): ('h264' | 'vp8')[] {
   if (types.has('video/vp8') || !out.length) out.push('vp8');
   return out;
 }
+
+/**
+ * The stream's start, put in the gateway socket's URL (the gateway starts the stream as soon as the session opens:
+ * nothing waits for the page to be free to send it).
+ */
+export function startQuery(quality: Quality): string {
+  return `&codecs=${codecs().join(',')}&quality=${quality}`;
+}

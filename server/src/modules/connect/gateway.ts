@@ -2,6 +2,7 @@ import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
+import { z } from 'zod';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Endpoint } from '../machines/providers/types';
 import type { RawData, WebSocket } from 'ws';
@@ -62,6 +63,18 @@ function isInput(frame: Buffer): boolean {
 
 const toBuffer = (d: RawData): Buffer => (Buffer.isBuffer(d) ? d : Array.isArray(d) ? Buffer.concat(d) : Buffer.from(d));
 
+type StartMessage = Extract<GatewayClientMessage, { type: 'start' }>;
+
+const StartQuery = z.object({ codecs: z.string().max(40), quality: z.string().max(20).optional() });
+
+/** The stream's start as the tab puts it in the socket's URL (`&codecs=h264,vp8&quality=auto`), or null. */
+export function startInUrl(query: unknown): StartMessage | null {
+  const q = StartQuery.safeParse(query);
+  if (!q.success) return null;
+  const msg = GatewayClientMessage.safeParse({ type: 'start', codecs: q.data.codecs.split(','), quality: q.data.quality });
+  return msg.success && msg.data.type === 'start' ? msg.data : null;
+}
+
 export function createGateway(deps: ConnectDeps) {
   const live = new Map<string, LiveSession>();
 
@@ -84,7 +97,7 @@ export function createGateway(deps: ConnectDeps) {
   }
 
   /** Serves one gateway WebSocket. Only the ticket is read from the request: never a host, port or machine. */
-  function accept(ws: WebSocket, ticket: unknown, reqLog: FastifyBaseLogger, mode: GatewayMode = 'vnc'): void {
+  function accept(ws: WebSocket, ticket: unknown, reqLog: FastifyBaseLogger, mode: GatewayMode = 'vnc', start: StartMessage | null = null): void {
     let log = reqLog;
     let ended = false;
     let counted = false;
@@ -93,8 +106,8 @@ export function createGateway(deps: ConnectDeps) {
     let userId: string | null = null;
     let tcp: Duplex | null = null;
     let agent: ReturnType<typeof openAgent> | null = null;
-    /** webrtc mode: the tab's start, sent as its socket opens, kept until the agent is reached (checks first). */
-    let startAhead: Extract<GatewayClientMessage, { type: 'start' }> | null = null;
+    /** webrtc mode: the tab's start (in the socket's URL, or sent before the agent is reached), kept until it is. */
+    let startAhead: StartMessage | null = mode === 'webrtc' ? start : null;
     let connected = false;
     let early: Buffer[] = [];
     let earlyBytes = 0;

@@ -7,7 +7,7 @@ import type { Ctx } from '../../context';
 import { BadRequest, HttpError, NotFound } from '../../errors';
 import { canConnect } from './access';
 import { runsWantedHome } from '../machines/reconciler-steps';
-import { MAX_MESSAGE_BYTES } from './gateway';
+import { MAX_MESSAGE_BYTES, startInUrl } from './gateway';
 import { ticketsIssued } from './metrics';
 import { issueTicket } from './tickets';
 import { SEATS_FULL_MESSAGE } from '../courses/seats';
@@ -115,7 +115,7 @@ export async function connectRoutes(v1: FastifyInstance, ctx: Ctx): Promise<void
       },
     }, (socket, req) => {
       const q = req.query as Record<string, unknown>;
-      gateway.accept(socket, q.ticket, req.log, q.mode === 'webrtc' ? 'webrtc' : 'vnc');
+      gateway.accept(socket, q.ticket, req.log, q.mode === 'webrtc' ? 'webrtc' : 'vnc', startInUrl(q));
     });
 
     scope.addHook('onClose', async () => gateway.closeAll());

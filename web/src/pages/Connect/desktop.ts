@@ -4,7 +4,7 @@ import { ApiError } from '../../api/http';
 import { activeMessage, gatewayUrl, parseGatewayMessage, pingMessage, requestTicket } from '../../api/connect';
 import { ticketFromDashboard } from '../../api/ticketHandoff';
 import { earlyTicket, takeEarlySocket } from '../../early/dial';
-import { preferredQuality, preferredTransport, QUALITY_KEY, TRANSPORT_KEY, type Transport } from '../../early/prefs';
+import { preferredQuality, preferredTransport, QUALITY_KEY, startQuery, TRANSPORT_KEY, type Transport } from '../../early/prefs';
 import { RtcStream, type Quality, type StreamStats } from './webrtc';
 import { attachVncPaste, vncKeyboardField } from './vnckeys';
 
@@ -274,7 +274,7 @@ export class DesktopConnection {
   private openRtc(gen: number, wsPath: string): void {
     // The socket the tab's first script dialled with this ticket, if it did (early/dial.ts), else a new one.
     const early = takeEarlySocket(wsPath);
-    const ws = early?.ws ?? new WebSocket(gatewayUrl(`${wsPath}&mode=webrtc`));
+    const ws = early?.ws ?? new WebSocket(gatewayUrl(`${wsPath}&mode=webrtc${startQuery(this.state.quality)}`));
     const shown = { frame: false };
     const rtc = this.rtcStream(gen, ws, shown);
     const offerCame = this.fallBackUnlessShown(gen, rtc, shown);
@@ -295,10 +295,8 @@ export class DesktopConnection {
     };
     ws.addEventListener('message', onMessage);
     ws.addEventListener('close', onClose);
-    // The stream starts as the socket opens (the gateway keeps the start until the desktop's agent is reached),
-    // not a round trip later on the gateway's hello.
-    if (early?.started) rtc.begin(this.state.quality, false);
-    else ws.addEventListener('open', () => rtc.begin(this.state.quality), { once: true });
+    // The stream's start went in the socket's URL: the gateway starts it as soon as the session opens.
+    rtc.begin(this.state.quality);
     // What the first script's socket heard before this page took it, in order.
     for (const e of early?.heard ?? []) {
       if (e.type === 'close') onClose(e as CloseEvent);

@@ -1,7 +1,7 @@
 import type { GatewayServerMessage, IceServer } from '@hyperdesk/contract';
 import { isPasteKey, keyField, keysymOf } from './keysym';
 import { bindTouch } from './touch';
-import { codecs, type Quality } from '../../early/prefs';
+import type { Quality } from '../../early/prefs';
 
 export interface StreamStats {
   fps: number;
@@ -14,7 +14,7 @@ export interface StreamStats {
 
 export type { Quality };
 
-type Signal = { type: 'start'; codecs: ('h264' | 'vp8')[]; quality: Quality } | { type: 'answer'; sdp: string } | { type: 'ice'; candidate: string; sdpMLineIndex: number };
+type Signal = { type: 'answer'; sdp: string } | { type: 'ice'; candidate: string; sdpMLineIndex: number };
 
 const ACTIVITY_MS = 5_000; // the gateway hears about data channel input at most this often
 /** How long the picture may keep its old size after a size request before the tab asks again, and how often. */
@@ -71,10 +71,9 @@ export class RtcStream {
     this.watchSize();
   }
 
-  /** Starts the stream (`send` false: the tab's first script already sent this start on the same socket). */
-  begin(quality: Quality, send = true): void {
+  /** The quality the stream started with (its start went in the socket's URL: early/prefs.ts startQuery). */
+  begin(quality: Quality): void {
     this.quality = quality;
-    if (send) this.signal({ type: 'start', codecs: codecs(), quality });
   }
 
   /** The bit rate cap for the agent's encoder (Auto adapts below its cap to the measured loss and delay). */
