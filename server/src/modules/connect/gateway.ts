@@ -344,11 +344,16 @@ export function createGateway(deps: ConnectDeps) {
       // The session's place, the user's access and the desktop's address are looked up at once, not one after
       // another (the address is only a handle: nothing reaches the desktop unless both allow it).
       const uid = userId;
+      const placing = reserveSession(deps.db, place);
       const [placed, machine, found] = await Promise.all([
-        reserveSession(deps.db, place),
+        placing,
         principalOf(uid, openedAt).then((who) => (who ? canConnect(deps.db, who, grant.machineId) : null)),
         (mode === 'webrtc' ? deps.machines.agentOf(grant.machineId) : deps.machines.endpointOf(grant.machineId)).catch(() => null),
-      ]);
+      ]).catch(async (err: unknown) => {
+        // A lookup that failed after the place was taken gives it back before the session ends.
+        if (await placing.catch(() => false)) await forgetSession(deps.db, session.id);
+        throw err;
+      });
       if (!placed) return end(GATEWAY_CLOSE.tooManySessions, 'too-many-sessions');
       if (ended) return void forgetSession(deps.db, session.id);
       reserved = true;
