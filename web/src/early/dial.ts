@@ -26,16 +26,25 @@ interface Early {
 
 let early: Early | null = null;
 
-/** The connect link's `url` from the tab's fragment (the page checks the whole payload itself). */
-export function connectUrl(hash: string): string | null {
+/**
+ * The connect tab's fragment as JSON (spec §7: base64 of UTF-8 JSON), or null; no checks of its fields. Here, not in
+ * pages/Connect/payload.ts (which checks the whole payload with the contract), so the first script stays small.
+ */
+export function fragmentJson(hash: string): unknown {
+  const raw = hash.startsWith('#') ? hash.slice(1) : hash;
+  if (!raw || raw.length > 8000) return null;
   try {
-    const bin = atob(decodeURIComponent(hash.slice(1)).replace(/-/g, '+').replace(/_/g, '/'));
-    const text = new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(bin, (c) => c.charCodeAt(0)));
-    const url = (JSON.parse(text) as { url?: unknown } | null)?.url;
-    return typeof url === 'string' && url.length <= 2000 && url.startsWith('/v1/slot/connect') ? url : null;
+    const bin = atob(decodeURIComponent(raw).replace(/-/g, '+').replace(/_/g, '/'));
+    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(bin, (c) => c.charCodeAt(0))));
   } catch {
     return null;
   }
+}
+
+/** The connect link's `url` from the tab's fragment (the page checks the whole payload itself). */
+export function connectUrl(hash: string): string | null {
+  const url = (fragmentJson(hash) as { url?: unknown } | null)?.url;
+  return typeof url === 'string' && url.length <= 2000 && url.startsWith('/v1/slot/connect') ? url : null;
 }
 
 function open(wsPath: string): EarlySocket & { stop(): void } {
