@@ -167,10 +167,10 @@ describe('login, refresh and logout', () => {
     const rotated = sessionCookie(res.headers)!;
     expect(rotated).not.toBe(u.cookie);
     expect(rotated.split('.')[0]).toBe(u.cookie.split('.')[0]);
-    // The previous cookie still works for a minute (a parallel tab), without rotating again ...
+    // The previous cookie still works for a minute (a parallel tab), answering the same new cookie, not another ...
     const parallel = await refresh(u.cookie);
     expect(parallel.status).toBe(200);
-    expect(sessionCookie(parallel.headers)).toBeUndefined();
+    expect(sessionCookie(parallel.headers)).toBe(rotated);
     // ... and after that it is a replayed copy: the whole session is revoked.
     clock.advance(2 * 60_000);
     const replay = await refresh(u.cookie);
@@ -178,6 +178,35 @@ describe('login, refresh and logout', () => {
     expect(replay.body).toEqual(error('auth/session-expired'));
     expect(sessionCookie(replay.headers)).toBe('');
     expect((await refresh(rotated)).status).toBe(401);
+  });
+
+  it('a refresh whose answer was lost gets the same new cookie again, which then lasts (a page left mid-refresh)', async () => {
+    const u = await createUser(s);
+    const lost = sessionCookie((await refresh(u.cookie)).headers)!; // the browser navigated away: never stored
+    clock.advance(20_000);
+    const next = await refresh(u.cookie); // the next page still sends the old cookie
+    expect(next.status).toBe(200);
+    expect(sessionCookie(next.headers)).toBe(lost);
+    clock.advance(5 * 60_000);
+    const later = await refresh(lost);
+    expect(later.status).toBe(200);
+    expect(sessionCookie(later.headers)).not.toBe(lost);
+    // The database alone cannot open the sealed secret: it is not stored in the clear, and only its hash is kept.
+    const [row] = await s.database.db.select().from(sessions).where(inArray(sessions.userId, [u.row.id]));
+    const secret = sessionCookie(later.headers)!.split('.')[1]!;
+    expect(row!.nextSecretSealed).not.toContain(secret);
+    expect(JSON.stringify(row)).not.toContain(secret);
+  });
+
+  it('two tabs refreshing one cookie at once get one new cookie', async () => {
+    const u = await createUser(s);
+    const answers = await Promise.all([refresh(u.cookie), refresh(u.cookie), refresh(u.cookie)]);
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+    const cookies = new Set(answers.map((a) => sessionCookie(a.headers)));
+    expect(cookies.size).toBe(1);
+    const [cookie] = [...cookies];
+    expect(cookie).toMatch(/\./);
+    expect((await refresh(cookie)).status).toBe(200);
   });
 
   it('refuses a missing, malformed, unknown or expired cookie', async () => {

@@ -31,6 +31,8 @@ export const sessions = pgTable(
     revokedAt: ts('revoked_at'),
     prevSecretHash: text('prev_secret_hash'),
     rotatedAt: ts('rotated_at'),
+    /** 0130: the current secret sealed under the previous one (sessions.ts sealNext): the grace period's re-answer. */
+    nextSecretSealed: text('next_secret_sealed'),
     /** 0810: how it was signed in, space-separated ('pwd', 'pwd otp', 'sso otp'): the id token's amr claim. */
     amr: text('amr').notNull().default('pwd'),
   },

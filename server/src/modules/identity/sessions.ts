@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { and, eq, isNull, ne } from 'drizzle-orm';
 import type { Queryable } from '../../db/client';
 import { sessions } from '../../db/schema/index';
@@ -62,9 +62,74 @@ export type RefreshOutcome =
   | { ok: false };
 
 /**
+ * The new secret of a rotation, sealed (AES-256-GCM) under a key derived from the secret it replaces. Whoever
+ * presents the previous secret can open it; the database alone cannot (it holds only that secret's hash).
+ */
+function sealNext(previous: string, next: string): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', nextKey(previous), iv);
+  const body = Buffer.concat([cipher.update(next, 'utf8'), cipher.final()]);
+  return [iv, body, cipher.getAuthTag()].map((b) => b.toString('base64url')).join('.');
+}
+
+function openNext(previous: string, sealed: string | null): string | null {
+  const [iv, body, tag] = (sealed ?? '').split('.').map((p) => Buffer.from(p, 'base64url'));
+  if (!iv || !body || !tag) return null;
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', nextKey(previous), iv);
+    decipher.setAuthTag(tag);
+    return Buffer.concat([decipher.update(body), decipher.final()]).toString('utf8');
+  } catch {
+    return null;
+  }
+}
+
+const nextKey = (previous: string) => Buffer.from(hkdfSync('sha256', previous, '', 'hyperdesk session next secret', 32));
+
+type SessionRow = typeof sessions.$inferSelect;
+
+const signedIn = (row: SessionRow, cookie: string | null): RefreshOutcome => ({
+  ok: true,
+  userId: row.userId,
+  sessionId: row.id,
+  cookie,
+  amr: amrOf(row.amr),
+});
+
+/** The current secret presented: a new one replaces it, and the presented one becomes the previous. */
+async function rotate(q: Queryable, row: SessionRow, presented: string, now: Date): Promise<RefreshOutcome> {
+  const next = newSecret();
+  const rotated = await q
+    .update(sessions)
+    .set({
+      secretHash: sha256(next),
+      prevSecretHash: sha256(presented),
+      nextSecretSealed: sealNext(presented, next),
+      rotatedAt: now,
+      expiresAt: new Date(now.getTime() + SESSION_TTL_MS),
+    })
+    .where(and(eq(sessions.id, row.id), eq(sessions.secretHash, sha256(presented)), isNull(sessions.revokedAt)))
+    .returning({ id: sessions.id });
+  if (rotated.length) return signedIn(row, `${row.id}.${next}`);
+  // A parallel refresh of the same cookie rotated it first: answer the cookie that one made.
+  const [current] = await q.select().from(sessions).where(eq(sessions.id, row.id));
+  if (!current || current.revokedAt || !current.prevSecretHash || !sameHash(sha256(presented), current.prevSecretHash)) {
+    return signedIn(row, null);
+  }
+  return again(current, presented);
+}
+
+/** The previous secret inside the grace period: the same new cookie again (the first answer may have been lost). */
+function again(row: SessionRow, presented: string): RefreshOutcome {
+  const next = openNext(presented, row.nextSecretSealed);
+  return signedIn(row, next ? `${row.id}.${next}` : null);
+}
+
+/**
  * Checks a cookie and rotates its secret. The current secret rotates (new cookie); the previous one within the grace
- * period answers without a new cookie; the previous one after that means the cookie was copied (or replayed), so
- * the session is revoked.
+ * period answers the same new cookie again (two tabs refreshing at once share one cookie jar, and a page left while
+ * its refresh was in flight never stored the answer); the previous one after that means the cookie was copied (or
+ * replayed), so the session is revoked.
  */
 export async function useSession(q: Queryable, value: string | undefined, now: Date): Promise<RefreshOutcome> {
   const parsed = parseCookie(value);
@@ -72,25 +137,9 @@ export async function useSession(q: Queryable, value: string | undefined, now: D
   const [row] = await q.select().from(sessions).where(eq(sessions.id, parsed.id));
   if (!row || row.revokedAt || row.expiresAt <= now) return { ok: false };
   const presented = sha256(parsed.secret);
-  if (sameHash(presented, row.secretHash)) {
-    const secret = newSecret();
-    const rotated = await q
-      .update(sessions)
-      .set({
-        secretHash: sha256(secret),
-        prevSecretHash: presented,
-        rotatedAt: now,
-        expiresAt: new Date(now.getTime() + SESSION_TTL_MS),
-      })
-      .where(and(eq(sessions.id, row.id), eq(sessions.secretHash, presented), isNull(sessions.revokedAt)))
-      .returning({ id: sessions.id });
-    // Lost a race with a parallel refresh of the same cookie: that one set the new cookie; answer a token only.
-    return { ok: true, userId: row.userId, sessionId: row.id, cookie: rotated.length ? `${row.id}.${secret}` : null, amr: amrOf(row.amr) };
-  }
+  if (sameHash(presented, row.secretHash)) return rotate(q, row, parsed.secret, now);
   if (!row.prevSecretHash || !sameHash(presented, row.prevSecretHash)) return { ok: false };
-  if (row.rotatedAt && now.getTime() - row.rotatedAt.getTime() < ROTATION_GRACE_MS) {
-    return { ok: true, userId: row.userId, sessionId: row.id, cookie: null, amr: amrOf(row.amr) };
-  }
+  if (row.rotatedAt && now.getTime() - row.rotatedAt.getTime() < ROTATION_GRACE_MS) return again(row, parsed.secret);
   await q.update(sessions).set({ revokedAt: now }).where(and(eq(sessions.id, row.id), isNull(sessions.revokedAt)));
   return { ok: false };
 }
