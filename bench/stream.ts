@@ -378,9 +378,10 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
     const req = (p) => performance.getEntriesByType('resource').filter((r) => r.name.includes(p)).map((r) => [r.startTime, r.responseEnd]);
     const js = performance.getEntriesByType('resource').filter((r) => r.name.endsWith('.js'));
     const page = performance.getEntriesByName('hyperdesk:connect-page')[0];
+    const answered = performance.getEntriesByName('hyperdesk:early-answer')[0];
     const scripts = js.length ? [[Math.min(...js.map((r) => r.startTime)), Math.max(...js.map((r) => r.responseEnd))]] : [];
-    return { app: page ? page.startTime : -1, html: nav ? nav.responseEnd : -1, dom: nav ? nav.domContentLoadedEventEnd : -1, refresh: req('/v1/auth/refresh'), ticket: req('/v1/slot/connect/ticket'), scripts };
-  })()`)) as { app: number; html: number; dom: number; refresh: [number, number][]; ticket: [number, number][]; scripts: [number, number][] };
+    return { app: page ? page.startTime : -1, earlyAnswer: answered ? answered.startTime : -1, html: nav ? nav.responseEnd : -1, dom: nav ? nav.domContentLoadedEventEnd : -1, refresh: req('/v1/auth/refresh'), ticket: req('/v1/slot/connect/ticket'), scripts };
+  })()`)) as { app: number; earlyAnswer: number; html: number; dom: number; refresh: [number, number][]; ticket: [number, number][]; scripts: [number, number][] };
   const socketUrl = String(await tab.evaluate('window.__hd.socketUrl || ""'));
   const fromDashboard = await handed;
   const whose = fromDashboard && socketUrl.includes(`ticket=${fromDashboard.ticket}`) ? `the dashboard's (its answer ${fmtMs(fromDashboard.at - at.opened)} after the click)` : "the tab's own";
@@ -389,10 +390,11 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
     `page ${fmtMs(page.html)} (DOM ${fmtMs(page.dom)})`,
     `scripts ${span(page.scripts)}`,
     `the app's connection ${fmtMs(page.app)}`,
+    page.earlyAnswer >= 0 ? `answered by the first script ${fmtMs(page.earlyAnswer)}` : 'answered by the page',
     `refresh ${span(page.refresh)}`,
     `own ticket ${span(page.ticket)}`,
     `socket with ${whose} ticket`,
-    ...['ask', 'handed', 'socket', 'open', 'offer', 'connected'].filter((k) => marks[k] !== undefined).map((k) => `${k} ${fmtMs(marks[k]!)}`),
+    ...['ask', 'handed', 'socket', 'open', 'offer', 'answer', 'connected'].filter((k) => marks[k] !== undefined).map((k) => `${k} ${fmtMs(marks[k]!)}`),
   ];
   let agentSide = '';
   if (transport === 'webrtc') {

@@ -10,14 +10,13 @@ export const OBSERVE = String.raw`(() => {
   const w = window;
   const hd = (w.__hd = { pcs: [], wsBytes: 0, flips: [], keys: [], timing: [] });
   const PC = w.RTCPeerConnection;
-  // Milestones of the tab's connection (performance.now()): gateway socket opened, agent's offer, media path up.
+  // Milestones of the tab's connection (performance.now()): gateway socket opened, agent's offer taken, answer, media path up.
   hd.at = {};
   const mark = (k) => { if (hd.at[k] === undefined) hd.at[k] = performance.now(); };
   if (PC) w.RTCPeerConnection = class extends PC {
     constructor(...a) {
       super(...a);
       hd.pcs.push(this);
-      mark('offer');
       this.addEventListener('connectionstatechange', () => { if (this.connectionState === 'connected') mark('connected'); });
       // The agent's stage timing ({"t":"timing",...} every 2 s on the input channel; the app ignores it).
       this.addEventListener('datachannel', (e) => e.channel.addEventListener('message', (m) => {
@@ -27,6 +26,8 @@ export const OBSERVE = String.raw`(() => {
         } catch {}
       }));
     }
+    setRemoteDescription(...a) { mark('offer'); return super.setRemoteDescription(...a); }
+    setLocalDescription(...a) { mark('answer'); return super.setLocalDescription(...a); }
   };
   // The ticket hand-over from the dashboard (api/ticketHandoff): the tab's ask and the dashboard's answer.
   const BC = w.BroadcastChannel;

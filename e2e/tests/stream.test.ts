@@ -82,6 +82,8 @@ it('streams the desktop over WebRTC: a moving picture, typing, clipboard both wa
   const appStarted = await tab.evaluate(() => performance.getEntriesByName('hyperdesk:connect-page')[0]?.startTime ?? -1);
   expect(appStarted).toBeGreaterThan(0);
   expect(sockets[0]!.at).toBeLessThan(appStarted);
+  // One peer connection for the one offer, whether the first script answered it (early/peer.ts) or the page did.
+  expect(await tab.evaluate('window.peers.length')).toBe(1);
   // One offer per viewer (the agent states the video's caps up front and offers once its input channel exists).
   const agentLog = machineLog(server, b.machineId);
   expect(agentLog.match(/offer sent/g)?.length).toBe(agentLog.match(/viewer started, codec/g)?.length);

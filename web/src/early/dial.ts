@@ -1,12 +1,14 @@
 import { askDashboard } from './ticketChannel';
 import { preferredQuality, preferredTransport, startQuery } from './prefs';
+import { answerEarly, type EarlyPeer } from './peer';
 
 /**
  * The Connect tab's first script: its own small entry, run as soon as the page is parsed, ahead of the app's code
  * (vite.config.ts puts it first in index.html). A tab opened from the dashboard gets its first ticket from the
  * dashboard (api/ticketHandoff); this asks for it at once and dials the desktop's gateway with it (WebRTC mode, the
- * stream's start in the URL) while the app's code is still loading. The page's DesktopConnection
- * then adopts the socket with what it has heard so far (takeEarlySocket), or closes it. Nothing here is trusted: the
+ * stream's start in the URL) while the app's code is still loading, and answers the agent's offer (early/peer.ts).
+ * The page's DesktopConnection then adopts the socket, with what it has heard so far and the peer connection
+ * (takeEarlySocket), or closes them. Nothing here is trusted: the
  * gateway checks the ticket and the page checks every message, as for a socket of its own.
  */
 export interface EarlySocket {
@@ -14,6 +16,8 @@ export interface EarlySocket {
   wsPath: string;
   /** The socket's messages and close, in order, until the page adopts it. */
   heard: (MessageEvent | CloseEvent)[];
+  /** The peer connection made with the socket, answered if the agent's offer came before the page (early/peer.ts). */
+  peer: EarlyPeer;
 }
 
 interface Early {
@@ -50,13 +54,15 @@ export function connectUrl(hash: string): string | null {
 function open(wsPath: string): EarlySocket & { stop(): void } {
   const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
   const ws = new WebSocket(`${scheme}//${location.host}${wsPath}&mode=webrtc${startQuery(preferredQuality())}`);
-  const s = { ws, wsPath, heard: [] as (MessageEvent | CloseEvent)[], stop };
+  const answering = answerEarly(ws, (msg) => ws.readyState === WebSocket.OPEN && ws.send(JSON.stringify(msg)));
+  const s = { ws, wsPath, heard: [] as (MessageEvent | CloseEvent)[], peer: answering.peer, stop };
   const hear = (e: Event) => s.heard.push(e as MessageEvent | CloseEvent);
   ws.addEventListener('message', hear);
   ws.addEventListener('close', hear);
   function stop() {
     ws.removeEventListener('message', hear);
     ws.removeEventListener('close', hear);
+    answering.stop();
   }
   return s;
 }
@@ -93,6 +99,7 @@ export function takeEarlySocket(wsPath: string): EarlySocket | null {
   if (!s) return null;
   s.stop();
   if (s.wsPath === wsPath) return s;
+  s.peer.pc.close();
   s.ws.close(1000);
   return null;
 }

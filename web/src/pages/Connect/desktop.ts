@@ -283,6 +283,7 @@ export class DesktopConnection {
       const msg = parseGatewayMessage(e.data);
       if (!msg) return;
       if (msg.type === 'offer') offerCame();
+      if (early?.peer.taken.has(e)) return; // the first script's peer connection has applied it
       if (msg.type === 'rtc-config' || msg.type === 'offer' || msg.type === 'ice') return void rtc.onMessage(msg).catch(() => undefined);
       this.onStatus(e.data, ws);
     };
@@ -297,6 +298,7 @@ export class DesktopConnection {
     ws.addEventListener('close', onClose);
     // The stream's start went in the socket's URL: the gateway starts it as soon as the session opens.
     rtc.begin(this.state.quality);
+    if (early) rtc.adopt(early.peer);
     // What the first script's socket heard before this page took it, in order.
     for (const e of early?.heard ?? []) {
       if (e.type === 'close') onClose(e as CloseEvent);

@@ -2,6 +2,7 @@ import type { GatewayServerMessage, IceServer } from '@hyperdesk/contract';
 import { isPasteKey, keyField, keysymOf } from './keysym';
 import { bindTouch } from './touch';
 import type { Quality } from '../../early/prefs';
+import { configure, type EarlyPeer } from '../../early/peer';
 
 export interface StreamStats {
   fps: number;
@@ -36,6 +37,8 @@ export class RtcStream {
   private pendingPaste: { code: string; s: number } | null = null;
   private pasteTimer: ReturnType<typeof setTimeout> | null = null;
   private pc: RTCPeerConnection | null = null;
+  /** The first script's connection, made before the offer came (early/peer.ts): the offer's answer uses it. */
+  private spare: RTCPeerConnection | null = null;
   private dc: RTCDataChannel | null = null;
   private iceServers: IceServer[] = [];
   private lastActivity = 0;
@@ -135,43 +138,72 @@ export class RtcStream {
   }
 
   private async answer(sdp: string): Promise<void> {
-    this.pc?.close();
-    const pc = new RTCPeerConnection({ iceServers: this.iceServers, bundlePolicy: 'max-bundle' });
+    const pc = this.spare ?? new RTCPeerConnection({ iceServers: this.iceServers, bundlePolicy: 'max-bundle' });
+    if (this.spare) configure(pc, this.iceServers);
+    this.spare = null;
+    this.attach(pc);
+    await pc.setRemoteDescription({ type: 'offer', sdp });
+    const answer = await pc.createAnswer();
+    await pc.setLocalDescription(answer);
+    this.signal({ type: 'answer', sdp: pc.localDescription?.sdp ?? answer.sdp ?? '' });
+  }
+
+  /**
+   * The connection the tab's first script made: answered, with the events it has had; or, when the offer has not
+   * come yet, the one this stream answers it with.
+   */
+  adopt(peer: EarlyPeer): void {
+    if (!peer.answered) {
+      this.spare = peer.pc;
+      return;
+    }
+    const { track, channel } = this.attach(peer.pc);
+    for (const e of peer.had) {
+      if ('track' in e) track(e);
+      else channel(e);
+    }
+  }
+
+  /** Makes `pc` this stream's connection: its video and sound, its input channel, its candidates to the gateway. */
+  private attach(pc: RTCPeerConnection): { track(e: RTCTrackEvent): void; channel(e: RTCDataChannelEvent): void } {
+    if (this.pc !== pc) this.pc?.close();
     this.pc = pc;
-    pc.ontrack = (e) => {
+    const track = (e: RTCTrackEvent) => {
       if (e.track.kind === 'audio') return this.on.audio();
       this.video.srcObject = e.streams[0] ?? new MediaStream([e.track]);
       void this.video.play().catch(() => undefined);
       this.watchFrames();
     };
-    pc.ondatachannel = (e) => {
-      if (e.channel.label !== 'input') return;
-      this.dc = e.channel;
-      // The first size (and a quality chosen while connecting) go as soon as the channel can carry them.
-      const opened = () => {
-        this.channelOpen = true;
-        this.readyWhenBoth();
-        this.sendSize(true);
-        if (this.quality !== 'auto') this.setQuality(this.quality);
-      };
-      if (e.channel.readyState === 'open') opened();
-      else e.channel.onopen = opened;
-      e.channel.onmessage = (m) => {
-        try {
-          const data = JSON.parse(String(m.data)) as { t?: string; text?: unknown };
-          if (data.t === 'clip' && typeof data.text === 'string') this.on.clipboard(data.text);
-        } catch {
-          /* not ours */
-        }
-      };
+    const channel = (e: RTCDataChannelEvent) => {
+      if (e.channel.label === 'input') this.takeChannel(e.channel);
     };
+    pc.ontrack = track;
+    pc.ondatachannel = channel;
     pc.onicecandidate = (e) => {
       if (e.candidate?.candidate) this.signal({ type: 'ice', candidate: e.candidate.candidate, sdpMLineIndex: e.candidate.sdpMLineIndex ?? 0 });
     };
-    await pc.setRemoteDescription({ type: 'offer', sdp });
-    const answer = await pc.createAnswer();
-    await pc.setLocalDescription(answer);
-    this.signal({ type: 'answer', sdp: pc.localDescription?.sdp ?? answer.sdp ?? '' });
+    return { track, channel };
+  }
+
+  private takeChannel(dc: RTCDataChannel): void {
+    this.dc = dc;
+    // The first size (and a quality chosen while connecting) go as soon as the channel can carry them.
+    const opened = () => {
+      this.channelOpen = true;
+      this.readyWhenBoth();
+      this.sendSize(true);
+      if (this.quality !== 'auto') this.setQuality(this.quality);
+    };
+    if (dc.readyState === 'open') opened();
+    else dc.onopen = opened;
+    dc.onmessage = (m) => {
+      try {
+        const data = JSON.parse(String(m.data)) as { t?: string; text?: unknown };
+        if (data.t === 'clip' && typeof data.text === 'string') this.on.clipboard(data.text);
+      } catch {
+        /* not ours */
+      }
+    };
   }
 
   /**
@@ -404,6 +436,8 @@ export class RtcStream {
     this.removers = [];
     this.pc?.close();
     this.pc = null;
+    this.spare?.close();
+    this.spare = null;
     this.dc = null;
     this.video.srcObject = null;
     this.video.remove();
