@@ -379,15 +379,17 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
     const js = performance.getEntriesByType('resource').filter((r) => r.name.endsWith('.js'));
     const page = performance.getEntriesByName('hyperdesk:connect-page')[0];
     const answered = performance.getEntriesByName('hyperdesk:early-answer')[0];
+    const first = performance.getEntriesByName('hyperdesk:early-script')[0];
     const scripts = js.length ? [[Math.min(...js.map((r) => r.startTime)), Math.max(...js.map((r) => r.responseEnd))]] : [];
-    return { app: page ? page.startTime : -1, earlyAnswer: answered ? answered.startTime : -1, html: nav ? nav.responseEnd : -1, dom: nav ? nav.domContentLoadedEventEnd : -1, refresh: req('/v1/auth/refresh'), ticket: req('/v1/slot/connect/ticket'), scripts };
-  })()`)) as { app: number; earlyAnswer: number; html: number; dom: number; refresh: [number, number][]; ticket: [number, number][]; scripts: [number, number][] };
+    return { app: page ? page.startTime : -1, first: first ? first.startTime : -1, earlyAnswer: answered ? answered.startTime : -1, html: nav ? nav.responseEnd : -1, dom: nav ? nav.domContentLoadedEventEnd : -1, refresh: req('/v1/auth/refresh'), ticket: req('/v1/slot/connect/ticket'), scripts };
+  })()`)) as { app: number; first: number; earlyAnswer: number; html: number; dom: number; refresh: [number, number][]; ticket: [number, number][]; scripts: [number, number][] };
   const socketUrl = String(await tab.evaluate('window.__hd.socketUrl || ""'));
   const fromDashboard = await handed;
   const whose = fromDashboard && socketUrl.includes(`ticket=${fromDashboard.ticket}`) ? `the dashboard's (its answer ${fmtMs(fromDashboard.at - at.opened)} after the click)` : "the tab's own";
   const span = (xs: [number, number][]) => xs.map(([a, b]) => `${fmtMs(a)}–${fmtMs(b)}`).join(' + ') || 'none';
   const inTab = [
     `page ${fmtMs(page.html)} (DOM ${fmtMs(page.dom)})`,
+    `first script ${fmtMs(page.first)}`,
     `scripts ${span(page.scripts)}`,
     `the app's connection ${fmtMs(page.app)}`,
     page.earlyAnswer >= 0 ? `answered by the first script ${fmtMs(page.earlyAnswer)}` : 'answered by the page',

@@ -22,6 +22,8 @@ import { logSerializers } from './lib/redact';
 import { stdoutLogStream } from './lib/log-stream';
 import { counterStore } from './lib/rate-limit-store';
 import { registerSecurityHeaders } from './http/security-headers';
+import { inlineScriptSources } from './http/inline-scripts';
+import { WEB_DIST } from './lib/paths';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -80,7 +82,7 @@ export async function buildApp(deps: AppDeps) {
     contentSecurityPolicy: {
       directives: {
         defaultSrc: ["'self'"],
-        scriptSrc: ["'self'", "'wasm-unsafe-eval'"],
+        scriptSrc: ["'self'", "'wasm-unsafe-eval'", ...inlineScriptSources(WEB_DIST)],
         styleSrc: ["'self'", "'unsafe-inline'"],
         imgSrc: ["'self'", 'data:', 'blob:'],
         connectSrc: ["'self'", 'ws:', 'wss:'],

@@ -28,7 +28,12 @@ interface Early {
   socketTaken: boolean;
 }
 
-let early: Early | null = null;
+/**
+ * Kept on the window, not in this module: index.html runs this script as its own inline copy (vite.config.ts), and the
+ * page's copy of this module reads what that one dialled.
+ */
+const EARLY_KEY = '__hyperdeskEarly';
+const slot = globalThis as unknown as { [EARLY_KEY]?: Early };
 
 /**
  * The connect tab's fragment as JSON (spec §7: base64 of UTF-8 JSON), or null; no checks of its fields. Here, not in
@@ -73,7 +78,7 @@ export function dialEarly(): void {
   const url = connectUrl(location.hash);
   if (!url) return;
   const e: Early = { url, ticket: askDashboard(url), ticketTaken: false, socket: null, socketTaken: false };
-  early = e;
+  slot[EARLY_KEY] = e;
   void e.ticket.then((answer) => {
     const wsPath = (answer as { wsPath?: unknown } | null)?.wsPath;
     if (!e.socketTaken && typeof wsPath === 'string' && wsPath.startsWith('/v1/')) e.socket = open(wsPath);
@@ -82,6 +87,7 @@ export function dialEarly(): void {
 
 /** The dashboard's ticket this tab already asked for (once, for the same link), or null. */
 export function earlyTicket(url: string): Promise<unknown> | null {
+  const early = slot[EARLY_KEY];
   if (!early || early.url !== url || early.ticketTaken) return null;
   early.ticketTaken = true;
   return early.ticket;
@@ -92,6 +98,7 @@ export function earlyTicket(url: string): Promise<unknown> | null {
  * ticket (the tab's own came first) is closed, and none is dialled from now on.
  */
 export function takeEarlySocket(wsPath: string): EarlySocket | null {
+  const early = slot[EARLY_KEY];
   if (!early) return null;
   early.socketTaken = true;
   const s = early.socket;

@@ -1,5 +1,25 @@
 import { dialEarly } from './dial';
 
+/**
+ * The Connect tab's first script. Built into index.html as an inline script (vite.config.ts earlyScript), so it runs
+ * while the page is parsed, before any of the app's code has even been fetched over a slow link.
+ */
+performance.mark('hyperdesk:early-script');
 dialEarly();
-// The Connect page's own code is fetched now too, beside the app's, not once the app has started.
-if (location.pathname === '/connect') void import('../pages/Connect').catch(() => undefined);
+// The Connect page's own code is fetched too, not once the app has started: the built page names its files on this
+// script (data-connect; the dev server does not). Asked for once the page is parsed, behind the app's own scripts,
+// which the page needs first.
+const files = (document.currentScript as HTMLScriptElement | null)?.dataset.connect;
+if (location.pathname === '/connect' && files) {
+  const preload = () => {
+    for (const href of JSON.parse(files) as string[]) {
+      const link = document.createElement('link');
+      link.rel = 'modulepreload';
+      link.crossOrigin = '';
+      link.href = href;
+      document.head.append(link);
+    }
+  };
+  if (document.readyState === 'loading') document.addEventListener('readystatechange', preload, { once: true });
+  else preload();
+}
