@@ -3,13 +3,13 @@ import { preferredQuality, preferredTransport, startQuery } from './prefs';
 import { answerEarly, type EarlyPeer } from './peer';
 
 /**
- * The Connect tab's first script: its own small entry, run as soon as the page is parsed, ahead of the app's code
- * (vite.config.ts puts it first in index.html). A tab opened from the dashboard gets its first ticket from the
- * dashboard (api/ticketHandoff); this asks for it at once and dials the desktop's gateway with it (WebRTC mode, the
- * stream's start in the URL) while the app's code is still loading, and answers the agent's offer (early/peer.ts).
- * The page's DesktopConnection then adopts the socket, with what it has heard so far and the peer connection
- * (takeEarlySocket), or closes them. Nothing here is trusted: the
- * gateway checks the ticket and the page checks every message, as for a socket of its own.
+ * The Connect tab's first script: inline in index.html (vite.config.ts earlyScript), run while the page is parsed,
+ * ahead of the app's code. A tab opened from the dashboard gets its first ticket from the dashboard
+ * (api/ticketHandoff); this asks for it at once and dials the desktop's gateway with it (WebRTC mode, the stream's
+ * start in the URL) while the app's code is still loading, and answers the agent's offer (early/peer.ts). The page's
+ * DesktopConnection then adopts the socket, with what it has heard so far and the peer connection (takeEarlySocket),
+ * or closes them. Nothing here is trusted: the gateway checks the ticket and the page checks every message, as for a
+ * socket of its own.
  */
 export interface EarlySocket {
   ws: WebSocket;
