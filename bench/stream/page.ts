@@ -50,6 +50,12 @@ export const OBSERVE = String.raw`(() => {
     if (!hd.socketUrl) hd.socketUrl = String(a[0]);
     ws.addEventListener('open', () => mark('open'));
     ws.addEventListener('message', count);
+    // The gateway's side: its ICE servers once it has reached the agent, then the agent's offer as it arrives.
+    ws.addEventListener('message', (e) => {
+      if (typeof e.data !== 'string') return;
+      if (e.data.startsWith('{"type":"rtc-config"')) mark('agent reached');
+      else if (e.data.startsWith('{"type":"offer"')) mark('offer came');
+    });
     return ws;
   };
   Wrapped.prototype = WS.prototype;
