@@ -22,6 +22,11 @@ until [ -S /tmp/.X11-unix/X0 ]; do
   read -t 0.05 -u 9
 done
 export DISPLAY=:0 XAUTHORITY="$R/xauth"
+# The streaming agent, beside the desktop (same IPC namespace: X's MIT-SHM capture works), started as soon as X is
+# up: its DTLS certificate and plugins are ready by the time a viewer comes (a viewer's offer waited for them when it
+# started after VNC and the sound server). It looks for the sound server again for each viewer.
+python3 /opt/hyperdesk-agent/agent.py --display :0 --xauthority "$R/xauth" --socket "$R/agent.sock" \
+  --pulse-server "unix:$R/pulse/native" 2>>/tmp/agent.log &
 # x11vnc ends cleanly on a change of the screen size (-xrandr exit; it crashes otherwise) and is started again.
 # One that starts while the size changes can read the old size and miss the change (on a busy host the gap is
 # long), so for its first seconds the loop below compares the screen with the size it had at the start.
@@ -43,9 +48,6 @@ XDG_RUNTIME_DIR=/tmp/xdg pulseaudio --daemonize=no --exit-idle-time=-1 -n --use-
   --load="module-native-protocol-unix socket=$R/pulse/native auth-anonymous=1" \
   --load="module-null-sink sink_name=desktop" --load=module-always-sink &
 export PULSE_SERVER="unix:$R/pulse/native"
-# The streaming agent, beside the desktop (same IPC namespace: X's MIT-SHM capture works).
-python3 /opt/hyperdesk-agent/agent.py --display :0 --xauthority "$R/xauth" --socket "$R/agent.sock" \
-  --pulse-server "unix:$R/pulse/native" 2>>/tmp/agent.log &
 xsetroot -solid '#1e293b' -name "$NAME"
 sed 's#</applications>#<application title="glxgears"><focus>no</focus></application><application name="pcmanfm"><focus>no</focus></application></applications>#' \
   /etc/xdg/openbox/rc.xml > "$R/openbox.xml" && obcfg=(--config-file "$R/openbox.xml") || obcfg=()

@@ -55,11 +55,13 @@ def probe_encoders():
 
 
 def prewarm():
-    """Loads the plugins a viewer's pipeline needs now, while the desktop starts, not when the first viewer comes."""
+    """Makes the DTLS certificate and loads the plugins a viewer's pipeline needs now, while the desktop starts, not
+    when the first viewer comes. The certificate first, on its own thread: it is the slow part (an RSA key, up to
+    1.5 s on a busy host), and a viewer's offer waits for it."""
+    threading.Thread(target=make_dtls_certificate, daemon=True).start()
     for name in ('ximagesrc', 'videoconvert', 'x264enc', 'vp8enc', 'rtph264pay', 'rtpvp8pay', 'webrtcbin', 'nicesrc', 'dtlssrtpenc',
                  'opusenc', 'pulsesrc'):
         Gst.ElementFactory.make(name, None)
-    threading.Thread(target=make_dtls_certificate, daemon=True).start()
 
 
 def make_dtls_certificate():
