@@ -31,9 +31,7 @@ export function answerEarly(ws: WebSocket, send: Send): { peer: EarlyPeer; stop(
   const peer: EarlyPeer = { pc, answered: false, had: [], taken: new WeakSet() };
   pc.ontrack = (e) => peer.had.push(e);
   pc.ondatachannel = (e) => peer.had.push(e);
-  pc.onicecandidate = (e) => {
-    if (e.candidate?.candidate) send({ type: 'ice', candidate: e.candidate.candidate, sdpMLineIndex: e.candidate.sdpMLineIndex ?? 0 });
-  };
+  pc.onicecandidate = sendCandidates(send);
   const onMessage = (e: MessageEvent) => {
     const msg = parse(e.data);
     if (msg?.type === 'rtc-config' && Array.isArray(msg.iceServers) && !peer.answered) configure(pc, msg.iceServers as RTCIceServer[]);
@@ -56,6 +54,13 @@ export function answerEarly(ws: WebSocket, send: Send): { peer: EarlyPeer; stop(
       pc.ondatachannel = null;
       pc.onicecandidate = null;
     },
+  };
+}
+
+/** The connection's own candidates, as the gateway takes them (the page's RtcStream sends them the same way). */
+export function sendCandidates(send: (msg: { type: 'ice'; candidate: string; sdpMLineIndex: number }) => void) {
+  return (e: RTCPeerConnectionIceEvent) => {
+    if (e.candidate?.candidate) send({ type: 'ice', candidate: e.candidate.candidate, sdpMLineIndex: e.candidate.sdpMLineIndex ?? 0 });
   };
 }
 

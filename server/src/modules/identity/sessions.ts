@@ -98,22 +98,23 @@ const signedIn = (row: SessionRow, cookie: string | null): RefreshOutcome => ({
 
 /** The current secret presented: a new one replaces it, and the presented one becomes the previous. */
 async function rotate(q: Queryable, row: SessionRow, presented: string, now: Date): Promise<RefreshOutcome> {
+  const presentedHash = sha256(presented);
   const next = newSecret();
   const rotated = await q
     .update(sessions)
     .set({
       secretHash: sha256(next),
-      prevSecretHash: sha256(presented),
+      prevSecretHash: presentedHash,
       nextSecretSealed: sealNext(presented, next),
       rotatedAt: now,
       expiresAt: new Date(now.getTime() + SESSION_TTL_MS),
     })
-    .where(and(eq(sessions.id, row.id), eq(sessions.secretHash, sha256(presented)), isNull(sessions.revokedAt)))
+    .where(and(eq(sessions.id, row.id), eq(sessions.secretHash, presentedHash), isNull(sessions.revokedAt)))
     .returning({ id: sessions.id });
   if (rotated.length) return signedIn(row, `${row.id}.${next}`);
   // A parallel refresh of the same cookie rotated it first: answer the cookie that one made.
   const [current] = await q.select().from(sessions).where(eq(sessions.id, row.id));
-  if (!current || current.revokedAt || !current.prevSecretHash || !sameHash(sha256(presented), current.prevSecretHash)) {
+  if (!current || current.revokedAt || !current.prevSecretHash || !sameHash(presentedHash, current.prevSecretHash)) {
     return signedIn(row, null);
   }
   return again(current, presented);

@@ -2,7 +2,7 @@ import type { GatewayServerMessage, IceServer } from '@hyperdesk/contract';
 import { isPasteKey, keyField, keysymOf } from './keysym';
 import { bindTouch } from './touch';
 import type { Quality } from '../../early/prefs';
-import { configure, type EarlyPeer } from '../../early/peer';
+import { configure, sendCandidates, type EarlyPeer } from '../../early/peer';
 
 export interface StreamStats {
   fps: number;
@@ -179,9 +179,7 @@ export class RtcStream {
     };
     pc.ontrack = track;
     pc.ondatachannel = channel;
-    pc.onicecandidate = (e) => {
-      if (e.candidate?.candidate) this.signal({ type: 'ice', candidate: e.candidate.candidate, sdpMLineIndex: e.candidate.sdpMLineIndex ?? 0 });
-    };
+    pc.onicecandidate = sendCandidates((msg) => this.signal(msg));
     return { track, channel };
   }
 
