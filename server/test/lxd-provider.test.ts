@@ -35,8 +35,12 @@ describe('lxd machine provider', () => {
     (await d.shell(a.machineId, `timeout 3 bash -c 'exec 3<>/dev/tcp/${host}/${port}' 2>/dev/null && echo open || echo closed`)).out.trim();
 
   it('starts two desktops in parallel, each answering VNC through the API (exec as its user) with its own name', async () => {
+    let changes = 0;
+    d.provider.onChange?.(() => changes++);
     await Promise.all([d.provider.start(a), d.provider.start(b)]);
     const [da, db] = await Promise.all([running(a.machineId), running(b.machineId)]);
+    // Each start's first answer woke the listener (the reconciler), once: running is read from that same answer.
+    expect(changes).toBe(2);
     expect(da.endpoint?.ref).toMatchObject({ instance: `hd-${a.machineId}`, project: d.project });
     expect((await vncHandshake(da.endpoint!)).name).toBe(a.name);
     expect((await vncHandshake(db.endpoint!)).name).toBe(b.name);

@@ -86,6 +86,8 @@ export function createMachines(deps: MachinesDeps): { machines: Machines; jobs: 
     startTimeoutMs: deps.startTimeoutMs,
   });
   events.onSignal('reconcile', () => reconciler.kick());
+  // A desktop that was starting answered: online now, not at the reconciler's next pass.
+  provider.onChange?.(() => reconciler.kick());
   const meterJob: Job = {
     ...metering.job,
     // Every server could meter safely (debits are idempotent); the leader does it so the work is done once.

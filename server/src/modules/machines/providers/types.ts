@@ -83,4 +83,9 @@ export interface MachineProvider {
   fleet?(): Promise<FleetMember[]>;
   /** Moving files in and out of a running desktop, as its user (the Files panel); absent where unsupported. */
   files?: DesktopFiles;
+  /**
+   * Calls `listener` when a desktop's state may have changed without being asked (one that was starting answers), so
+   * the reconciler looks at once instead of at its next pass. Absent: the reconciler's passes find it.
+   */
+  onChange?(listener: () => void): void;
 }

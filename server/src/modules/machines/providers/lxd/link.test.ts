@@ -13,7 +13,8 @@ function fakeDesktop() {
     },
   });
   let gone = 0;
-  const link = new DesktopLink(stream, () => gone++);
+  let ups = 0;
+  const link = new DesktopLink(stream, () => gone++, () => ups++);
   stream.emit('connect');
   const frames = () => {
     const all = Buffer.concat(written);
@@ -33,12 +34,30 @@ function fakeDesktop() {
     head.writeUInt32BE(typeof payload === 'number' ? payload : body.length, 5);
     stream.push(Buffer.concat([head, body]));
   };
-  return { link, stream, frames, send, gone: () => gone };
+  return { link, stream, frames, send, gone: () => gone, ups: () => ups };
 }
 
 const tick = () => new Promise((r) => setImmediate(r));
 
 describe('desktop link (the server end)', () => {
+  it('says when the desktop first answers, and again only after it went down', async () => {
+    const d = fakeDesktop();
+    const health = (said: string) => d.send(6, 0, Buffer.from(said, 'latin1'));
+    health('down');
+    health('beat');
+    await tick();
+    expect(d.ups()).toBe(0);
+    health('up');
+    health('up');
+    health('beat');
+    await tick();
+    expect(d.ups()).toBe(1);
+    health('down');
+    health('up');
+    await tick();
+    expect(d.ups()).toBe(2);
+  });
+
   it('opens a channel by socket number, and emits connect when the desktop reached it', async () => {
     const d = fakeDesktop();
     const ch = d.link.open(2, true);

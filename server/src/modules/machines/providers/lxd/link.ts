@@ -153,9 +153,11 @@ export class DesktopLink {
   private buf: Buffer = Buffer.alloc(0);
 
   /** `stream`: the desktop's end's stdin and stdout, emitting 'connect' once it runs (an ExecStream). */
+  /** `onUp`: the desktop's VNC server greeted where it had not (its start, or after a silence). */
   constructor(
     readonly stream: Duplex,
     onGone: () => void,
+    private readonly onUp: () => void = () => {},
   ) {
     this.stream.once('connect', () => (this.ready = true));
     this.stream.on('data', (chunk: Buffer) => this.read(chunk));
@@ -207,8 +209,11 @@ export class DesktopLink {
     if (kind === HEALTH) {
       this.healthAt = Date.now();
       const said = payload.toString('latin1');
-      if (said === 'up') this.upAt = this.healthAt;
-      else if (said !== 'beat') [this.upAt, this.downAt] = [0, this.healthAt];
+      if (said === 'up') {
+        const was = this.upAt;
+        this.upAt = this.healthAt;
+        if (!was) this.onUp();
+      } else if (said !== 'beat') [this.upAt, this.downAt] = [0, this.healthAt];
       return true;
     }
     const c = this.channels.get(id);
@@ -239,14 +244,18 @@ export interface DesktopLinks {
  * Links to the running desktops (see DesktopLink). The reconciler looks at every online desktop every few seconds and
  * every viewer needs a stream to a socket inside one; without a link each of those was an exec of its own.
  */
-export function createDesktopLinks(lxd: LxdClient): DesktopLinks {
+export function createDesktopLinks(lxd: LxdClient, onUp: (instance: string) => void = () => {}): DesktopLinks {
   const links = new Map<string, DesktopLink>();
 
   function start(instance: string): void {
     const program = new ExecStream(lxd, instance, ['python3', '-c', LINK_SCRIPT, String(HEALTH_EVERY_S)]);
-    const link: DesktopLink = new DesktopLink(program, () => {
-      if (links.get(instance) === link) links.delete(instance);
-    });
+    const link: DesktopLink = new DesktopLink(
+      program,
+      () => {
+        if (links.get(instance) === link) links.delete(instance);
+      },
+      () => onUp(instance),
+    );
     links.set(instance, link);
   }
 

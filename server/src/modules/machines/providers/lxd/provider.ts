@@ -82,7 +82,12 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
    * Each running desktop's link (./link.ts): viewers' streams go through it, and a look at an online desktop reads
    * its health instead of probing through an exec.
    */
-  const links = createDesktopLinks(lxd);
+  const changeListeners: (() => void)[] = [];
+  /** Instances started and not yet answering: their first answer is news (once per start, whatever the tenant sends). */
+  const awaitingUp = new Set<string>();
+  const links = createDesktopLinks(lxd, (instance) => {
+    if (awaitingUp.delete(instance)) changeListeners.forEach((l) => l());
+  });
   const cluster = createCluster(lxd, GPU_PROFILE);
   /** A machine's instance now (a cluster can have replaced `hd-<id>` after losing its member); filled by lookups. */
   const names = new Map<string, string>();
@@ -280,8 +285,7 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
   /** One host: the instance `hd-<id>`, its home volume beside it. */
   async function startOnHost(machineId: string, machineName: string, key: string): Promise<void> {
     const name = instanceOf(machineId);
-    const volume = await ensureVolume(key);
-    const inst = await instance(name);
+    const [volume, inst] = await Promise.all([ensureVolume(key), instance(name)]);
     if (!inst) await create(name, machineName, key, volume);
     else if (inst.status === 'Running') return; // running or coming up: adopt it
     else await update(name, inst, machineName, key, volume);
@@ -347,6 +351,7 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
 
   return {
     kind: 'lxd',
+    onChange: (listener) => void changeListeners.push(listener),
 
     async preflight() {
       try {
@@ -367,7 +372,9 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
         if (await cluster.isClustered()) await startInCluster(machineId, name, key);
         else await startOnHost(machineId, name, key);
         // Its link, at once: it tells when VNC first answers, so the looks until then cost no exec.
-        links.ensure(await current(machineId));
+        const started = await current(machineId);
+        awaitingUp.add(started);
+        links.ensure(started);
       }),
 
     async endpoints(machineId) {
@@ -397,6 +404,7 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
       }
       if (!s || s.status !== 'Running') {
         links.drop(name);
+        awaitingUp.delete(name);
         if (!s) return { state: 'stopped' };
         const reason = (await instance(name))?.config['user.hyperdesk.stop_reason'];
         return reason ? { state: 'stopped', reason } : { state: 'stopped' };
