@@ -5,7 +5,8 @@
 #   certificate trusted for that project only, left in $DATA_DIR/lxd for the unprivileged server user.
 # Environment: DATA_DIR (required, absolute), HYPERDESK_USER (hyperdesk), LXD_PROJECT (hd-<hash of DATA_DIR>),
 #   LXD_POOL (hyperdesk), LXD_POOL_SIZE (40GiB, a loop file) or LXD_POOL_SOURCE (a block device or btrfs path),
-#   LXD_NETWORK (hdbr0), LXD_SUBNET (10.251.0.1/24), LXD_ADDRESS (127.0.0.1:8443), MACHINE_EGRESS (internet|none).
+#   LXD_NETWORK (hdbr0), LXD_SUBNET (10.251.0.1/24), LXD_ADDRESS (127.0.0.1:8443), MACHINE_EGRESS (internet|none),
+#   LXD_HOST_ONLY (set: stop after the image, before the deployment's project and certificate).
 set -eu
 # Nothing here reads input: `lxc … create` reads a YAML config from a stdin that is not a terminal, and would wait
 # for ever on one that stays open (a pipe or socket from whatever started npm start).
@@ -100,6 +101,8 @@ lxc network set "$NETWORK" security.acls=hd-desktops security.acls.default.egres
 step "desktop image"
 mkdir -p "$DATA_DIR/lxd"
 IMAGE_ALIAS_OUT="$DATA_DIR/lxd/image" sh "$here/../../machine-image/build.sh"
+# LXD_HOST_ONLY=1: what every deployment on this host shares is ready (npm test prepares it ahead of its tests).
+[ -n "${LXD_HOST_ONLY:-}" ] && { step "ready (the host only: no project)"; exit 0; }
 
 if ! lxc project show "$PROJECT" >/dev/null 2>&1; then
   step "project $PROJECT for $DATA_DIR"

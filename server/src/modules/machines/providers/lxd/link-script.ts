@@ -4,7 +4,7 @@
  * streams to the desktop's two sockets (VNC and the streaming agent), so a viewer connecting costs a frame on a
  * stream that is already open instead of an exec of its own (a process forked in the instance, four websockets and
  * LXD's bookkeeping: seconds when a class of 40 connects at once). It also asks the VNC server for its greeting
- * (every 0.2 s from the start until it first answers, then every few seconds) and says whether it answered (the
+ * (every 0.05 s from the start until it first answers, then every few seconds) and says whether it answered (the
  * reconciler's look), and beats every second between.
  *
  * Frames, both ways: type (1 byte), channel (4 bytes), length (4 bytes), payload (at most 64 KiB). Each side may
@@ -19,6 +19,8 @@ SOCKETS = {1: '/run/hyperdesk/vnc.sock', 2: '/run/hyperdesk/agent.sock'}
 OPEN, DATA, CLOSE, CREDIT, OPENED, HEALTH = 1, 2, 3, 4, 5, 6
 HDR = struct.Struct('>BII')
 MAX, WINDOW, WAIT_S, EVERY_S = 65536, 262144, 3.0, float(sys.argv[1]) if len(sys.argv) > 1 else 4.0
+# Until VNC first answers: how often to look (a missing socket costs nothing), and say 'down' at most once a second.
+STARTING_S, DOWN_EVERY_S = 0.05, 1.0
 sel = selectors.DefaultSelector()
 chans, waiting, early = {}, {}, {}
 
@@ -125,7 +127,7 @@ def retry_waiting(now):
 
 class Probe:
     def __init__(self):
-        self.sock, self.got, self.deadline = None, b'', 0
+        self.sock, self.got, self.deadline, self.said_down = None, b'', 0, -DOWN_EVERY_S
     def begin(self, now):
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.setblocking(False)
@@ -135,7 +137,10 @@ class Probe:
             pass
         except OSError:
             s.close()
-            return send(HEALTH, 0, b'down')
+            if seen_up or now - self.said_down >= DOWN_EVERY_S:
+                self.said_down = now
+                send(HEALTH, 0, b'down')
+            return
         self.sock, self.got, self.deadline = s, b'', now + 3
         sel.register(s, selectors.EVENT_READ, self)
     def end(self, up):
@@ -167,14 +172,14 @@ while True:
     now = time.monotonic()
     if now >= next_probe and not probe.sock:
         probe.begin(now)
-        next_probe = now + (EVERY_S if seen_up else 0.2)
+        next_probe = now + (EVERY_S if seen_up else STARTING_S)
     elif now >= next_beat:
         send(HEALTH, 0, b'beat')
     if now >= next_beat:
         next_beat = now + 1
     probe.tick(now)
     retry_waiting(now)
-    for key, ev in sel.select(0.1 if waiting or not seen_up else 0.25):
+    for key, ev in sel.select(STARTING_S if not seen_up else 0.1 if waiting else 0.25):
         if key.data is None:
             try:
                 data = os.read(0, 262144)
