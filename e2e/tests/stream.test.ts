@@ -84,6 +84,8 @@ it('streams the desktop over WebRTC: a moving picture, typing, clipboard both wa
   expect(sockets[0]!.at).toBeLessThan(appStarted);
   // One peer connection for the one offer, whether the first script answered it (early/peer.ts) or the page did.
   expect(await tab.evaluate('window.peers.length')).toBe(1);
+  // Opened with its opener (the dashboard's renderer process), which its first script dropped.
+  expect(await tab.evaluate('window.opener === null')).toBe(true);
   // One offer per viewer (the agent states the video's caps up front and offers once its input channel exists).
   const agentLog = machineLog(server, b.machineId);
   expect(agentLog.match(/offer sent/g)?.length).toBe(agentLog.match(/viewer started, codec/g)?.length);

@@ -7,7 +7,7 @@ import { requestTicket } from './connect';
  * The first ticket of a Connect tab, fetched by the dashboard that opens it. A new tab has no id token yet: its own
  * ticket waits for a session refresh and then the ticket call, two round trips after the page loaded. The dashboard
  * already has a token, so its Connect click asks for the ticket at once and hands it over while the tab loads
- * (a BroadcastChannel: this origin's own pages only; the tab opens with noopener, so it has no window to ask).
+ * (a BroadcastChannel: this origin's own pages only; the tab drops its opener at once, so it has no window to ask).
  * The tab asks from its first script (early/dial.ts) and races it against its own request; the first ticket wins
  * and the other expires unused (30 s, single use).
  */

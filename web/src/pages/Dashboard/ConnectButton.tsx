@@ -17,11 +17,9 @@ interface Props {
 export function ConnectButton({ entry, disabledReason }: Props) {
   const open = () => {
     if (disabledReason) return;
-    window.open(
-      connectHref({ url: entry.url, role: entry.role, packId: entry.packId, machineName: entry.machineName }),
-      '_blank',
-      'noopener',
-    );
+    // Opened with its opener, so Chrome runs it in this page's renderer process instead of starting one (the tab's
+    // first script drops the opener at once: early/main.ts).
+    window.open(connectHref({ url: entry.url, role: entry.role, packId: entry.packId, machineName: entry.machineName }), '_blank');
     offerTicket(entry.url); // the tab's first ticket, fetched while it loads
 
   };
