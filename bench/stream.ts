@@ -185,6 +185,7 @@ interface Run {
   latencies: number[];
   /** WebRTC: keydown → the last packet of the frame showing it arrived (the rest is jitter buffer, decode, paint). */
   toReceive: number[];
+  handling: number[];
   misses: number;
   cpu: number;
   rssMiB: number;
@@ -489,16 +490,19 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
   // Input → photon: alternate red and green on the patch.
   const latencies: number[] = [];
   const toReceive: number[] = [];
+  /** The key's time → the tab's handler running (the tab's main thread: part of key → photon). */
+  const handling: number[] = [];
   let misses = 0;
   for (let i = 0; i < cfg.samples; i++) {
     const want = i % 2 ? 'r' : 'g';
-    const seen = tab.evaluate(awaitColour(want, PATCH.x, PATCH.y, want)) as Promise<{ shown: number; key: number; received: number }>;
+    const seen = tab.evaluate(awaitColour(want, PATCH.x, PATCH.y, want)) as Promise<{ shown: number; key: number; handled: number; received: number }>;
     await sleep(50);
     await tab.keyboard.press(want);
     const r = await seen;
     if (r.shown >= 0 && r.key >= 0) latencies.push(r.shown - r.key);
     else misses++;
     if (r.received > 0 && r.key >= 0) toReceive.push(r.received - r.key);
+    if (r.handled >= 0 && r.key >= 0) handling.push(r.handled - r.key);
     if (r.shown >= 0 && r.received > 0 && r.key >= 0) stages?.pairs.push({ photon: r.shown - r.key, received: r.received - r.key });
     await sleep(250 + Math.random() * 350);
   }
@@ -522,6 +526,7 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
     freezes: freezeN,
     latencies,
     toReceive,
+    handling,
     misses,
     cpu,
     rssMiB,
@@ -595,7 +600,8 @@ async function innerMain(cfg: InnerConfig) {
         console.log(
           `run ${i + 1} ${t.padEnd(6)} [${r.shown}]: ${r.fps.toFixed(1)} fps, ${r.kbps.toFixed(0)} kbit/s, freeze ${r.freezePct.toFixed(1)}% (${r.freezes}), ` +
             `input→photon p50 ${fmtMs(percentile(r.latencies, 50))} (${r.latencies.length} ok, ${r.misses} missed` +
-            `${r.toReceive.length ? `; key → frame received p50 ${fmtMs(percentile(r.toReceive, 50))}` : ''}), ` +
+            `${r.toReceive.length ? `; key → frame received p50 ${fmtMs(percentile(r.toReceive, 50))}` : ''}` +
+            `${r.handling.length ? `; key → the tab's handler p50 ${fmtMs(percentile(r.handling, 50))}` : ''}), ` +
             `first frame ${fmtMs(r.frame)}, content ${fmtMs(r.content)} (online ${fmtMs(r.online)}), ` +
             `encoder ${r.cpu.toFixed(2)} cores ${r.rssMiB.toFixed(0)} MiB, glxgears ${r.gearsFps.toFixed(1)} fps, ` +
             `while uploading ${r.uploadFps.toFixed(1)} fps (upload ${r.uploadKbps.toFixed(0)} kbit/s); ${r.detail}`,
@@ -629,6 +635,9 @@ function report(runs: Run[], cfg: InnerConfig, chromium: string) {
   pct('input → photon p50 / p95', lat(w), lat(v));
   const recv = w.flatMap((r) => r.toReceive);
   if (recv.length) rows.push(['  of which key → frame received (WebRTC)', `${fmtMs(p(recv, 50))} / ${fmtMs(p(recv, 95))}`, '', '']);
+  const handled = [w, v].map((rs) => rs.flatMap((r) => r.handling));
+  const spread = (xs: number[]) => (xs.length ? `${fmtMs(p(xs, 50))} / ${fmtMs(p(xs, 95))}` : '');
+  if (handled.some((xs) => xs.length)) rows.push(["  of which key → the tab's handler", spread(handled[0]!), spread(handled[1]!), '']);
   pct('Start click → first frame p50 / p95', w.map((r) => r.frame), v.map((r) => r.frame));
   pct('Start click → content p50 / p95', w.map((r) => r.content), v.map((r) => r.content));
   pct('Connect tab → first frame p50 / p95', w.map((r) => r.tabFrame), v.map((r) => r.tabFrame));

@@ -67,7 +67,8 @@ export const OBSERVE = String.raw`(() => {
     if (img instanceof HTMLCanvasElement && this.canvas.isConnected && this.canvas.closest('[data-testid="desktop"]')) hd.flips.push(performance.now());
     return draw.call(this, img, ...rest);
   };
-  w.addEventListener('keydown', (e) => hd.keys.push({ key: e.key, t: e.timeStamp }), true);
+  // t: the key's own time (the input event's timestamp, taken when the browser got it); h: when the tab ran it.
+  w.addEventListener('keydown', (e) => hd.keys.push({ key: e.key, t: e.timeStamp, h: performance.now() }), true);
 })();`;
 
 /** The element the desktop is drawn on: the WebRTC <video> or noVNC's canvas. */
@@ -157,7 +158,7 @@ export function awaitColour(want: 'r' | 'g' | 'b', x: number, y: number, key: st
     };
     const done = (t, received) => {
       const k = window.__hd.keys.filter((e) => e.key === key).pop();
-      resolve({ shown: t, key: k ? k.t : -1, received: received || -1 });
+      resolve({ shown: t, key: k ? k.t : -1, handled: k ? k.h : -1, received: received || -1 });
     };
     if (s.requestVideoFrameCallback) {
       const tick = (now, meta) => {
