@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { lxdProjectFor } from '../../server/src/config';
 import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
@@ -11,11 +11,15 @@ import { api, buyer, connectHref, waitOnline } from './connect-helpers';
 let server: RunningServer;
 let browser: Browser;
 beforeAll(async () => {
-  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
+  // Request logs too: a failure shows what the server answered to the transfers.
+  [server, browser] = await Promise.all([startServer({ LOG_LEVEL: 'info' }), launchBrowser()]);
 }, 900_000);
 afterAll(async () => {
   await browser?.close();
   await server?.close();
+});
+afterEach((ctx) => {
+  if (ctx.task.result?.state === 'fail') console.log('SERVER OUTPUT\n' + server.output().slice(-20_000));
 });
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -63,7 +67,12 @@ it('a 5 MB file picked in the Files panel has the same sha256 in ~/Uploads; a dr
   const entry = panel.getByRole('button', { name: /handin\.bin/ });
   await entry.waitFor({ timeout: 30_000 });
   await snap(tab, 'files-panel');
-  const [download] = await Promise.all([tab.waitForEvent('download', { timeout: 120_000 }), entry.click()]);
+  const [download] = await Promise.all([tab.waitForEvent('download', { timeout: 120_000 }), entry.click()]).catch(async (err: unknown) => {
+    // What the panel said meanwhile (progress, an error) tells a download that never came from one that never left.
+    await snap(tab, 'files-download-failed');
+    console.log('FILES PANEL\n' + (await panel.innerText().catch((e: Error) => e.message)));
+    throw err;
+  });
   expect(download.suggestedFilename()).toBe('handin.bin');
   expect(sha(readFileSync((await download.path())!))).toBe(made);
   await panel.getByText('Downloaded').waitFor();
