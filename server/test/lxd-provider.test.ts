@@ -39,7 +39,9 @@ describe('lxd machine provider', () => {
     d.provider.onChange?.(() => changes++);
     await Promise.all([d.provider.start(a), d.provider.start(b)]);
     const [da, db] = await Promise.all([running(a.machineId), running(b.machineId)]);
-    // Each start's first answer woke the listener (the reconciler), once: running is read from that same answer.
+    // Each start's first answer woke the listener (the reconciler), once. (On a loaded host running can come from an
+    // exec probe before the link has said so: wait for it.)
+    await until('both first answers told', () => changes >= 2, 60_000);
     expect(changes).toBe(2);
     expect(da.endpoint?.ref).toMatchObject({ instance: `hd-${a.machineId}`, project: d.project });
     expect((await vncHandshake(da.endpoint!)).name).toBe(a.name);

@@ -152,8 +152,10 @@ export class DesktopLink {
   private nextId = 1;
   private buf: Buffer = Buffer.alloc(0);
 
-  /** `stream`: the desktop's end's stdin and stdout, emitting 'connect' once it runs (an ExecStream). */
-  /** `onUp`: the desktop's VNC server greeted where it had not (its start, or after a silence). */
+  /**
+   * `stream`: the desktop's end's stdin and stdout, emitting 'connect' once it runs (an ExecStream). `onUp`: the
+   * desktop's VNC server greeted where it had not (its start, or after it was down).
+   */
   constructor(
     readonly stream: Duplex,
     onGone: () => void,
