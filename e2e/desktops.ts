@@ -101,11 +101,20 @@ export function homesWith(server: RunningServer, name: string): Map<string, stri
   return found;
 }
 
-/** The machine's log (its desktop and streaming agent), for failure messages. */
-export function machineLog(server: RunningServer, machineId: string): string {
-  try {
-    return inInstance(server, machineId, ['cat', '/tmp/agent.log']);
-  } catch {
-    return '';
+/**
+ * The streaming agent's log in the machine. Read up to three times (on a loaded host `lxc exec` can time out); a
+ * read that still fails throws, so a test that counts lines in it never counts an empty string. `quiet`: for a
+ * failure message, where no log is better than a second error ('' then).
+ */
+export function machineLog(server: RunningServer, machineId: string, opts: { quiet?: boolean } = {}): string {
+  let last: unknown;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      return inInstance(server, machineId, ['cat', '/tmp/agent.log']);
+    } catch (err) {
+      last = err;
+    }
   }
+  if (opts.quiet) return '';
+  throw new Error(`could not read the agent's log in ${machineId}: ${(last as Error).message}`);
 }

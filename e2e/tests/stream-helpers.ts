@@ -52,8 +52,8 @@ export function videoSize(tab: Page): Promise<string> {
 /** A file in the machine's home folder ('' until it exists). */
 export const readHome = (server: RunningServer, machineId: string, name: string): string => homeFile(server, machineId, name);
 
-/** The machine's log: its desktop and its streaming agent write there. */
-export const machineLog = (server: RunningServer, machineId: string): string => logOf(server, machineId);
+/** The machine's log: its desktop and its streaming agent write there (see desktops.ts machineLog). */
+export const machineLog = (server: RunningServer, machineId: string, opts: { quiet?: boolean } = {}): string => logOf(server, machineId, opts);
 
 /**
  * Clicks into the desktop's xterm (at +48+64, the desktop as big as the tab): near its left edge, where the file

@@ -31,7 +31,7 @@ it("warns 'Still there?' over WebRTC too, and input over the data channel is rep
   const dialog = tab.getByRole('dialog', { name: 'Still there?' });
   await dialog.waitFor({ timeout: 120_000 });
   expect(await dialog.innerText()).toMatch(/It will stop at .+ to save your hours/);
-  if ((await tab.getByTestId('transport').innerText()) !== 'WebRTC') console.log(machineLog(server, b.machineId), server.output().slice(-4000));
+  if ((await tab.getByTestId('transport').innerText()) !== 'WebRTC') console.log(machineLog(server, b.machineId, { quiet: true }), server.output().slice(-4000));
   expect(await tab.getByTestId('transport').innerText()).toBe('WebRTC');
   await snap(tab, 'stream-idle-still-there');
   await dialog.getByRole('button', { name: "I'm still here" }).click();

@@ -115,7 +115,7 @@ it('streams the desktop over WebRTC: a moving picture, typing, clipboard both wa
     .catch(async (err) => {
       // A picture that stopped moving: what the tab received and what the agent said.
       await snap(tab, 'stream-still-picture');
-      console.error(`stats: ${JSON.stringify(await tab.evaluate(STATS))}\nagent log:\n${machineLog(server, b.machineId).slice(-4000)}`);
+      console.error(`stats: ${JSON.stringify(await tab.evaluate(STATS))}\nagent log:\n${machineLog(server, b.machineId, { quiet: true }).slice(-4000)}`);
       throw err;
     });
 
