@@ -185,6 +185,7 @@ interface Run {
   latencies: number[];
   /** WebRTC: keydown → the last packet of the frame showing it arrived (the rest is jitter buffer, decode, paint). */
   toReceive: number[];
+  /** keydown → the tab's handler running it (the tab's main thread's share). */
   handling: number[];
   misses: number;
   cpu: number;
