@@ -102,7 +102,9 @@ export function FilesPanel(p: FilesPanelProps) {
               return (
                 <li key={e.name}>
                   <button type="button" className={own.entry} onClick={() => (e.folder ? setPath(full) : p.onDownload(full))} title={e.folder ? `Open ${e.name}` : `Download ${e.name}`}>
-                    <span className={own.entryName}>{e.folder ? '📁' : '📄'} {e.name}</span>
+                    <span className={own.entryName}>
+                      <EntryIcon folder={e.folder} /> {e.name}
+                    </span>
                     <span className={own.entrySize}>{e.folder ? '' : formatBytes(e.size)}</span>
                   </button>
                 </li>
@@ -121,5 +123,18 @@ export function DropOverlay() {
     <div className={own.dropZone} aria-hidden="true">
       <p>Drop to upload to ~/Uploads</p>
     </div>
+  );
+}
+
+/** A folder or a file, drawn here: an emoji needs a font many computers (and CI's Chromium) do not have. */
+function EntryIcon({ folder }: { folder: boolean }) {
+  return (
+    <svg className={own.icon} viewBox="0 0 16 16" width="14" height="14" aria-hidden="true">
+      {folder ? (
+        <path d="M1.5 3.5h4l1.5 1.5h7.5v8h-13z" fill="currentColor" fillOpacity="0.25" stroke="currentColor" />
+      ) : (
+        <path d="M3.5 1.5h6l3 3v10h-9z M9.5 1.5v3h3" fill="none" stroke="currentColor" />
+      )}
+    </svg>
   );
 }
