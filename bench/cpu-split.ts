@@ -1,6 +1,6 @@
 /**
  * Where a host's CPU went between two snapshots, in CPU-seconds per part: the LXD daemon (with the processes it
- * forked and reaped: every exec's `lxd forkexec`), the desktops (every instance's cgroup, x11vnc apart), named
+ * forked and reaped: every exec's `lxd forkexec`), the desktops (every instance's cgroup, Xvnc apart: the X server and VNC server in one), named
  * processes of the bench (the server, the students), and the whole host (/proc/stat). Linux only; read as root.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -49,18 +49,18 @@ function instancesCpu(): number {
   return all;
 }
 
-/** CPU of the desktops, and of the x11vnc processes in them. */
-function desktops(): { all: number; x11vnc: number } {
+/** CPU of the desktops, and of the Xvnc processes in them. */
+function desktops(): { all: number; xvnc: number } {
   const all = instancesCpu();
-  let x11vnc = 0;
+  let xvnc = 0;
   for (const p of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
-      if (readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'x11vnc') x11vnc += procTicks(p, false) * TICK_S;
+      if (readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'Xvnc') xvnc += procTicks(p, false) * TICK_S;
     } catch {
       /* gone */
     }
   }
-  return { all, x11vnc };
+  return { all, xvnc };
 }
 
 function hostBusy(): number {
@@ -80,8 +80,8 @@ export function cpuSnapshot(named: Record<string, number> = {}): Snapshot {
   parts.set('host, all of it', hostBusy());
   parts.set('LXD daemon (with its execs)', lxdDaemonCpu());
   const d = desktops();
-  parts.set('desktops: x11vnc', d.x11vnc);
-  parts.set('desktops: everything else', d.all - d.x11vnc);
+  parts.set('desktops: Xvnc (X and VNC)', d.xvnc);
+  parts.set('desktops: everything else', d.all - d.xvnc);
   for (const [name, pid] of Object.entries(named)) parts.set(name, procTicks(pid, true) * TICK_S);
   return { at: performance.now(), parts };
 }

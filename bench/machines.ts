@@ -1,10 +1,12 @@
 /**
  * The lxd machine provider, end to end: time from POST /v1/user/slot to the desktop answering a VNC handshake
  * (and to the machine showing `online`), for 1 machine and for 10 started together; memory per running desktop.
- * Baseline, measured in the same run (interleaved with the 1-machine runs): a bare `Xvfb` + `x11vnc` start with no
- * product code, from spawning Xvfb to the first RFB handshake; the handshake times are also printed as its multiple.
+ * Baseline, measured in the same run (interleaved with the 1-machine runs): a bare `Xvnc` start (the desktop's X and
+ * VNC server) with no product code, from spawning it to the first RFB handshake; the handshake times are also printed
+ * as its multiple.
  * The server is built with the production buildApp and runs all its jobs; PGlite, or PostgreSQL with DATABASE_URL.
- * Run as root (LXD is prepared as `npm start` prepares it); the baseline needs Xvfb and x11vnc on the host.
+ * Run as root (LXD is prepared as `npm start` prepares it); the baseline needs Xvnc on the host (Debian's
+ * tigervnc-standalone-server).
  *
  *   npx tsx bench/machines.ts [runs-of-1 (default 5)] [runs-of-10 (default 3)]
  */
@@ -78,7 +80,7 @@ async function end(child: ChildProcess): Promise<void> {
 
 /**
  * Baseline: a bare desktop start with no product code (no API, no jobs, no session script, no window manager):
- * spawn Xvfb, wait for its socket, spawn x11vnc, time until the port answers an RFB handshake; then kill both.
+ * spawn Xvnc, time until its port answers an RFB handshake; then kill it.
  * Runs as an unprivileged user (`nobody`), like the provider's desktops, but with no sandbox around it.
  */
 async function bareDesktop(): Promise<number> {
@@ -99,17 +101,12 @@ async function bareDesktop(): Promise<number> {
   };
   const t0 = performance.now();
   try {
-    const xvfb = run('Xvfb', [`:${display}`, '-screen', '0', '1280x800x24', '-nolisten', 'tcp']);
-    while (!(existsSync(`/tmp/.X11-unix/X${display}`) && xLockPid(display) === xvfb.pid)) {
-      if (failed || xvfb.exitCode !== null) throw failed ?? new Error(`Xvfb :${display} exited (${xvfb.exitCode})`);
-      if (performance.now() - t0 > 20_000) throw new Error('Xvfb did not come up in 20 s');
-      await sleep(10);
-    }
-    const vnc = run('x11vnc', ['-display', `:${display}`, '-localhost', '-rfbport', String(port), '-forever', '-shared', '-nopw', '-quiet']);
+    const vnc = run('Xvnc', [`:${display}`, '-geometry', '1280x800', '-depth', '24', '-nolisten', 'tcp', '-interface', '127.0.0.1',
+      '-rfbport', String(port), '-SecurityTypes', 'None', '-AlwaysShared']);
     for (;;) {
       if (await vncHandshake(port, '127.0.0.1', 1000).then(() => true, () => false)) return performance.now() - t0;
-      if (failed || vnc.exitCode !== null) throw failed ?? new Error(`x11vnc exited (${vnc.exitCode})`);
-      if (performance.now() - t0 > 120_000) throw new Error('bare x11vnc did not answer in 120 s');
+      if (failed || vnc.exitCode !== null) throw failed ?? new Error(`Xvnc exited (${vnc.exitCode})`);
+      if (performance.now() - t0 > 120_000) throw new Error('bare Xvnc did not answer in 120 s');
       await sleep(10);
     }
   } finally {
@@ -185,7 +182,7 @@ async function main() {
   const row = (label: string, xs: number[]) =>
     console.log(`${label.padEnd(50)} p50 ${fmtMs(percentile(xs, 50)).padStart(8)}   p95 ${fmtMs(percentile(xs, 95)).padStart(8)}   max ${fmtMs(Math.max(...xs)).padStart(8)}   n=${xs.length}`);
   console.log(`\nlxd machine provider (${server.databaseKind}), ${RUNS_1} runs of 1 machine, ${RUNS_10} runs of 10 together\n`);
-  row('baseline: bare Xvfb + x11vnc → VNC handshake', bare);
+  row('baseline: bare Xvnc → VNC handshake', bare);
   row('1 machine: POST /user/slot → VNC handshake', one.map((r) => r.vnc));
   row('1 machine: POST /user/slot → online', one.map((r) => r.online));
   row('10 together: POST /user/slot → VNC handshake', ten.map((r) => r.vnc));
@@ -194,9 +191,9 @@ async function main() {
   row('stop 10: POST terminate → processes gone, offline', stops10);
   const bareP50 = percentile(bare, 50);
   console.log(`\nAgainst the bare desktop start (p50 ${fmtMs(bareP50)}, measured in this run):`);
-  console.log(`${'1 machine: API start → VNC handshake p50 / bare Xvfb+x11vnc p50'.padEnd(70)} ${ratio(percentile(one.map((r) => r.vnc), 50), bareP50)} the bare desktop start`);
+  console.log(`${'1 machine: API start → VNC handshake p50 / bare Xvnc p50'.padEnd(70)} ${ratio(percentile(one.map((r) => r.vnc), 50), bareP50)} the bare desktop start`);
   if (ten.length) {
-    console.log(`${'10 together: API start → VNC handshake p50 / bare Xvfb+x11vnc p50'.padEnd(70)} ${ratio(percentile(ten.map((r) => r.vnc), 50), bareP50)} the bare desktop start`);
+    console.log(`${'10 together: API start → VNC handshake p50 / bare Xvnc p50'.padEnd(70)} ${ratio(percentile(ten.map((r) => r.vnc), 50), bareP50)} the bare desktop start`);
   }
   if (memory) printDesktopMemory(memory);
 }

@@ -20,7 +20,7 @@
  * bytes, freezes by the same rule Chromium uses for video); key → photon over SAMPLES key presses (a key makes a
  * program in the desktop flip a large colour patch; time from the keydown event to the first decoded frame /
  * painted canvas that shows it), and for WebRTC its budget by stage (see budget()); the encoder's CPU and memory
- * (the agent's python3 for WebRTC, x11vnc for VNC).
+ * (the agent's python3 for WebRTC, Xvnc for VNC: the X server too).
  *
  *   sudo npm run bench:stream -- [runs (3)] [seconds per sample (20)] [key presses per run (15)] [webrtc|vnc|both]
  */
@@ -439,7 +439,7 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
   await sleep(6000); // glxgears compiles its shaders and reports its first 5 s
 
   const encoder = () =>
-    findInInstance(instanceOf(b.machineId), (p) => (transport === 'webrtc' ? p.comm.startsWith('python3') && p.cmdline.includes('agent.py') : p.comm === 'x11vnc'));
+    findInInstance(instanceOf(b.machineId), (p) => (transport === 'webrtc' ? p.comm.startsWith('python3') && p.cmdline.includes('agent.py') : p.comm === 'Xvnc'));
   const pids = encoder();
   const cpu0 = pids.map(usage);
   const s0 = (await tab.evaluate(SNAPSHOT)) as Snap;
@@ -643,7 +643,7 @@ function report(runs: Run[], cfg: InnerConfig, chromium: string) {
   pct('Start click → content p50 / p95', w.map((r) => r.content), v.map((r) => r.content));
   pct('Connect tab → first frame p50 / p95', w.map((r) => r.tabFrame), v.map((r) => r.tabFrame));
   pct('Connect tab → content p50 / p95', w.map((r) => r.tabContent), v.map((r) => r.tabContent));
-  num('encoder CPU, cores (agent / x11vnc)', (r) => r.cpu, 2);
+  num('encoder CPU, cores (agent / Xvnc)', (r) => r.cpu, 2);
   num('encoder memory, MiB RSS', (r) => r.rssMiB, 0);
   num('glxgears fps inside the desktop', (r) => r.gearsFps, 1);
   num('fps while a file uploads at full speed', (r) => r.uploadFps, 1);

@@ -1,19 +1,26 @@
 #!/bin/bash
 # The desktop session inside a machine's LXD instance, run by its init (init.sh) as `user`:
-# Xvfb on :0, x11vnc on /run/hyperdesk/vnc.sock, PulseAudio (a null sink) on /run/hyperdesk/pulse/native, the
+# Xvnc (TigerVNC: the X server and its VNC server in one) on :0 and /run/hyperdesk/vnc.sock, PulseAudio (a null sink) on /run/hyperdesk/pulse/native, the
 # streaming agent on /run/hyperdesk/agent.sock, openbox, a tint2 panel, an xterm titled with the machine's name,
 # pcmanfm and a throttled glxgears. The server reaches the two sockets only through LXD's exec API (authenticated,
 # as this instance's own user), never through a host path. When X ends the script ends and init starts it again.
 set -u
 exec >/dev/null 2>&1
 R=/run/hyperdesk
+SCREEN=1920x1080
 cd "$HOME"
 NAME=$(cat "$R/name" 2>/dev/null)
 NAME=${NAME:-Hyperdesk}
 rm -f "$R/vnc.sock" "$R/agent.sock" "$R/xauth" /tmp/.X0-lock /tmp/.X11-unix/X0
 xauth -q -f "$R/xauth" add :0 . "$(mcookie)"
-Xvfb :0 -screen 0 1920x1080x24 +extension RANDR -auth "$R/xauth" -nolisten tcp -noreset &
+# VNC only on the Unix socket (-rfbport -1: no TCP port, not even inside the instance), without a password (the
+# socket is this user's, reached only through LXD's exec API), every viewer shared (the wall's input connection beside
+# the student's), the size set by the agent alone (a VNC viewer cannot resize the student's desktop). Xvnc follows a
+# size change by itself: its viewers are told the new size on their connection.
+Xvnc :0 -geometry $SCREEN -depth 24 -auth "$R/xauth" -nolisten tcp -noreset -desktop "$NAME" \
+  -rfbunixpath "$R/vnc.sock" -rfbunixmode 0600 -rfbport -1 -SecurityTypes None -AlwaysShared -AcceptSetDesktopSize=0 &
 xpid=$!
+xstart=$SECONDS
 exec 9<> <(:)
 n=0
 until [ -S /tmp/.X11-unix/X0 ]; do
@@ -25,24 +32,10 @@ export DISPLAY=:0 XAUTHORITY="$R/xauth"
 # The streaming agent, beside the desktop (same IPC namespace: X's MIT-SHM capture works), started as soon as X is
 # up: its DTLS certificate and plugins are ready by the time a viewer comes (a viewer's offer waited for them when it
 # started after VNC and the sound server). It looks for the sound server again for each viewer.
-python3 /opt/hyperdesk-agent/agent.py --display :0 --xauthority "$R/xauth" --socket "$R/agent.sock" \
+python3 /opt/hyperdesk-agent/agent.py --display :0 --xauthority "$R/xauth" --socket "$R/agent.sock" --screen $SCREEN \
   --pulse-server "unix:$R/pulse/native" 2>>/tmp/agent.log &
-# x11vnc ends cleanly on a change of the screen size (-xrandr exit; it crashes otherwise) and is started again.
-# One that starts while the size changes can read the old size and miss the change (on a busy host the gap is
-# long), so for its first seconds the loop below compares the screen with the size it had at the start.
-# X11VNC_AVOID_WINDOWS=never: x11vnc otherwise waits 8-45 s after a viewer connects (for a display manager's
-# login to end) before it makes the window that owns the selections, and drops the viewer's clipboard meanwhile.
-screen_size() { xwininfo -root 2>/dev/null | awk '/Width:/{w=$2} /Height:/{h=$2} END{print w "x" h}'; }
-start_vnc() {
-  vsize=$(screen_size)
-  vstart=$SECONDS
-  X11VNC_AVOID_WINDOWS=never x11vnc -display :0 -auth "$R/xauth" -unixsock "$R/vnc.sock" -rfbport 0 -forever -shared -nopw -quiet -xrandr exit \
-    -desktop "$NAME" &
-  vpid=$!
-}
-start_vnc
 n=0
-until [ -S "$R/vnc.sock" ] || [ "$n" -gt 200 ]; do kill -0 "$vpid" 2>/dev/null || break; n=$((n+1)); read -t 0.05 -u 9; done
+until [ -S "$R/vnc.sock" ] || [ "$n" -gt 200 ]; do kill -0 "$xpid" 2>/dev/null || exit 3; n=$((n+1)); read -t 0.05 -u 9; done
 mkdir -p -m 700 "$R/pulse" /tmp/xdg && chmod 700 /tmp/xdg
 XDG_RUNTIME_DIR=/tmp/xdg pulseaudio --daemonize=no --exit-idle-time=-1 -n --use-pid-file=no \
   --load="module-native-protocol-unix socket=$R/pulse/native auth-anonymous=1" \
@@ -74,22 +67,11 @@ watched() {
   done < /proc/net/unix
   return 1
 }
-# An x11vnc that ends without a size change crashed: after 10 such ends in a minute it waits for the minute to
-# pass (the desktop and its programs keep running; only VNC is away meanwhile).
-# The demo also runs, throttled, until it has drawn its first frames (30 ticks of CPU; or it has gone): on a busy
-# host its first 5 s above may not have been enough to map its window. The loop's first pass checks both.
+# The demo runs, throttled, until it has drawn its first frames (30 ticks of CPU; or it has gone): on a busy
+# host its first 5 s above may not have been enough to map its window. The loop's first pass checks it.
 drew_first_frames() { ! cpu_of "$gpid" || [ "$gcpu" -ge 30 ]; }
-vwindow=$SECONDS; vcrashes=0; tick=0; seen=0; warm=0
+tick=0; seen=0; warm=0
 while kill -0 "$xpid" 2>/dev/null; do
-  [ $((SECONDS - vwindow)) -gt 60 ] && { vwindow=$SECONDS; vcrashes=0; }
-  if ! kill -0 "$vpid" 2>/dev/null; then
-    if [ "$vcrashes" -le 10 ]; then
-      [ "$(screen_size)" = "$vsize" ] && vcrashes=$((vcrashes+1))
-      [ "$vcrashes" -le 10 ] && start_vnc
-    fi
-  elif [ $((SECONDS - vstart)) -le 3 ] && [ "$(screen_size)" != "$vsize" ]; then
-    kill "$vpid" 2>/dev/null
-  fi
   tick=$((tick+1))
   if [ $((tick % 5)) -eq 1 ]; then
     watched && seen=1 || seen=0
@@ -98,6 +80,6 @@ while kill -0 "$xpid" 2>/dev/null; do
   run=$seen; [ "$warm" = 1 ] || run=1
   [ "$run" = 1 ] && { kill -CONT "$gpid" 2>/dev/null; read -t 0.01 -u 9; }
   kill -STOP "$gpid" 2>/dev/null
-  if [ "$run" = 1 ] || [ $((SECONDS - vstart)) -le 3 ]; then read -t 0.19 -u 9; else tick=0; read -t 1 -u 9; fi
+  if [ "$run" = 1 ] || [ $((SECONDS - xstart)) -le 3 ]; then read -t 0.19 -u 9; else tick=0; read -t 1 -u 9; fi
 done
 exit 10

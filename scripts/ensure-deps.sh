@@ -2,7 +2,7 @@
 # Installs what the product needs and is missing: npm packages, and (as root on Debian/Ubuntu) the system
 # packages the host itself runs: util-linux's setpriv (scripts/run-server.sh drops to the unprivileged user with
 # it), iproute2 and passwd (scripts/lxd/host-setup.sh) and for browser tests chromium. The desktops' programs
-# (Xvfb, x11vnc, the window manager, GStreamer and the streaming agent) are in the desktop image, not on the host;
+# (Xvnc, the window manager, GStreamer and the streaming agent) are in the desktop image, not on the host;
 # scripts/lxd/host-setup.sh installs LXD and what building that image takes. Safe to run repeatedly.
 set -e
 cd "$(dirname "$0")/.."

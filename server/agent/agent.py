@@ -96,7 +96,7 @@ class Agent:
         log('H.264 encoder:', self.h264)
         self.input = XInput(args.display)
         try:
-            self.screen = XScreen(args.display)
+            self.screen = XScreen(args.display, args.screen)
         except (OSError, RuntimeError) as e:
             self.screen = None
             log('desktop size stays fixed:', e)
@@ -230,6 +230,7 @@ def main():
     ap.add_argument('--xauthority', default='')
     ap.add_argument('--socket', required=True)
     ap.add_argument('--pulse-server', default='')
+    ap.add_argument('--screen', default='1920x1080', help="the desktop's full size, the most the viewer's tab can ask for")
     args = ap.parse_args()
     os.environ['DISPLAY'] = args.display
     if args.xauthority:

@@ -1,7 +1,7 @@
 """The desktop's screen size through RandR (libXrandr via ctypes), so the desktop can follow the viewer's tab.
 
-Xvfb offers only its starting size as a mode, and its largest screen is that size. New modes can be made, but one
-made by `xrandr --newmode` is gone before the next `xrandr --addmode` can use it (the X server drops a client's
+The desktop starts at its full size (`--screen`), the most a tab can ask for (Xvnc itself would allow 32768x32768).
+New modes can be made, but one made by `xrandr --newmode` is gone before the next `xrandr --addmode` can use it (the X server drops a client's
 unused modes when it disconnects). So the agent makes its modes on one connection it holds for its whole life, and
 puts the desktop back to full size when the viewer leaves (VNC and the next viewer start from there).
 """
@@ -70,7 +70,7 @@ def fit(w, h, max_w, max_h):
 
 
 class XScreen:
-    def __init__(self, display):
+    def __init__(self, display, full='1920x1080'):
         self.dpy = _x11.XOpenDisplay(display.encode())
         if not self.dpy:
             raise RuntimeError('cannot open display %s' % display)
@@ -78,7 +78,8 @@ class XScreen:
         self.lock = threading.Lock()
         lo_w, lo_h, hi_w, hi_h = (ctypes.c_int() for _ in range(4))
         _xrr.XRRGetScreenSizeRange(self.dpy, self.root, *(ctypes.byref(v) for v in (lo_w, lo_h, hi_w, hi_h)))
-        self.max = (hi_w.value, hi_h.value)
+        full_w, full_h = (int(v) for v in full.split('x'))
+        self.max = (min(hi_w.value, full_w), min(hi_h.value, full_h))
         self.made = {}  # (w, h) -> mode id this connection created
         self.windows_moved = 0  # how many windows the last resize brought back on-screen
 

@@ -3,7 +3,7 @@ import { startTestServer, type TestServer } from './harness';
 import { openGateway, seedMachine, seedUser, ticketFor, until, type GatewayClient } from './connect-fixtures';
 import { lxdDeployment, type LxdDeployment } from './lxd-fixtures';
 
-// A real desktop (an LXD instance: Xvfb + openbox + xterm + x11vnc), reached only through the gateway.
+// A real desktop (an LXD instance: Xvnc + openbox + xterm), reached only through the gateway.
 let d: LxdDeployment;
 let s: TestServer;
 let machineId: string;
@@ -42,7 +42,7 @@ it('completes an RFB handshake with the real desktop through the WebSocket', asy
   const count = (await read(1))[0]!;
   expect(count).toBeGreaterThan(0);
   const types = [...(await read(count))];
-  expect(types).toContain(1); // None: x11vnc listens on a Unix socket inside the instance, reached through LXD's exec API
+  expect(types).toContain(1); // None: Xvnc listens on a Unix socket inside the instance, reached through LXD's exec API
   client.ws.send(Buffer.from([1]));
   expect((await read(4)).readUInt32BE(0)).toBe(0); // SecurityResult OK
 

@@ -137,7 +137,7 @@ describe('lxd provider: desktop links', () => {
   }, 180_000);
 
   it('a desktop whose VNC server hangs is found hung and stopped', async () => {
-    await d.shell(m.machineId, 'pkill -STOP -x x11vnc');
+    await d.shell(m.machineId, 'pkill -STOP -x Xvnc');
     await until('stopped as hung', async () => {
       const seen = await look();
       return seen.state === 'stopped' && seen.reason === 'The desktop stopped responding, so the machine was stopped.';

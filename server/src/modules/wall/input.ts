@@ -66,7 +66,8 @@ export function createInputs(endpointOf: (machineId: string) => Promise<Endpoint
           note(h, events);
           return true;
         } catch (err) {
-          // x11vnc restarts after a screen resize: one more try on a new connection.
+          // Xvnc closes a connection that cannot follow a screen resize (this one asks for no picture, so it
+          // does not say it can): one more try on a new connection.
           log.info({ machineId, err: (err as Error).message }, 'take-over input connection lost');
           drop(machineId);
         }

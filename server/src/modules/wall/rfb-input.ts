@@ -5,7 +5,7 @@ const HANDSHAKE_TIMEOUT_MS = 10_000;
 const MAX_HANDSHAKE_BYTES = 4096;
 
 /**
- * A VNC client that only types and points: the server's own connection to the desktop's x11vnc (shared, so the
+ * A VNC client that only types and points: the server's own connection to the desktop's Xvnc (shared, so the
  * student's session stays), used for a take-over. It never asks for a picture (no FramebufferUpdateRequest), and
  * whatever the desktop sends after the handshake (its clipboard, a bell) is read and dropped: nothing from the
  * desktop reaches the instructor this way. Pointer positions arrive as 0..1 of the picture and are mapped onto the

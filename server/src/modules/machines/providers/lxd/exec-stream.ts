@@ -122,7 +122,7 @@ export const SOCKET_RETRY = 'retry=30,interval=0.1';
 
 /**
  * A stream to a Unix socket inside the instance (socat as the desktop's user). With `wait`, a socket that is not
- * there yet (the agent starts a moment after the desktop answers; x11vnc restarts after a resize) is waited for up
+ * there yet (the agent starts a moment after the desktop answers; the desktop session starts again after its X server ends) is waited for up
  * to 3 s inside, so a tab can dial without first probing the desktop through another exec; without, a missing
  * socket ends the stream at once (the reconciler's health probe).
  */
