@@ -117,6 +117,21 @@ print(s.size() == (${w}, ${h}))\nEOF`);
     expect((await vncHandshake(ep)).name).toBe(a.name);
   }, 120_000);
 
+  it('a viewer connects after many health looks (each reads only the greeting): no "Too many security failures"', async () => {
+    // Without -BlacklistThreshold, Xvnc refuses every viewer after the fifth (tried on Xvnc 1.12: the sixth
+    // connection got "Too many security failures").
+    const looks = await d.shell(a.machineId, `python3 -c '
+import socket
+n = 0
+for _ in range(20):
+    s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect("/run/hyperdesk/vnc.sock")
+    n += s.recv(12).startswith(b"RFB 003"); s.close()
+print(n)'`);
+    expect(looks.out.trim()).toBe('20');
+    const ep = (await running()).endpoint!;
+    expect((await vncHandshake(ep)).name).toBe(a.name);
+  }, 120_000);
+
   it('start is idempotent and a second server process (the same deployment) adopts the running desktop', async () => {
     const before = await initPid();
     await d.provider.start(a);
