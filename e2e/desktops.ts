@@ -24,6 +24,12 @@ export function raiseTerminal(server: RunningServer, machineId: string): void {
   inInstance(server, machineId, ['xdotool', 'search', '--sync', '--limit', '1', '--classname', 'xterm', 'windowactivate', '--sync']);
 }
 
+/** The ids of the server's running machines (its LXD project's running instances). */
+export function runningMachines(server: RunningServer): string[] {
+  const out = execFileSync('lxc', ['list', '--project', projectOf(server), '--format', 'csv', '--columns', 'n', 'status=running'], { encoding: 'utf8', timeout: 20_000 });
+  return out.split('\n').filter((n) => n.startsWith('hd-')).map((n) => n.slice(3));
+}
+
 /** The titles of the desktop's windows. */
 export function windowTitles(server: RunningServer, machineId: string): string[] {
   return [...inInstance(server, machineId, ['xwininfo', '-root', '-tree']).matchAll(/0x[0-9a-f]+ "([^"]*)"/g)].map((m) => m[1]!);
