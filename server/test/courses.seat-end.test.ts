@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, eq } from 'drizzle-orm';
 import { GATEWAY_CLOSE } from '@hyperdesk/contract';
 import { courseTicket } from './course-tickets';
-import { fakeDesktop, fakeProvider, openGateway, type FakeDesktop } from './connect-fixtures';
+import { fakeDesktop, fakeProvider, openGateway, until, type FakeDesktop } from './connect-fixtures';
 import { startTestServer, type TestServer } from './harness';
 import { machines, seatEndings, seats } from '../src/db/schema/index';
 import type { Endpoint } from '../src/modules/machines/providers/types';
@@ -103,6 +103,23 @@ describe('POST /v1/pack/seat/end', () => {
     expect((await endSeat(teacher.token, courseId, 'not-a-uuid')).status).toBe(404);
     // Nothing was ended by the refused calls.
     expect((await seatsOf(teacher.token, courseId))[0]?.student).toBe(student.p.email);
+  });
+
+  it('a student who sits down is announced to the instructor only (each classmate\'s session would re-check on it)', async () => {
+    const [a, b] = [await user({ email: `seat-a-${Date.now()}@example.com` }), await user({ email: `seat-b-${Date.now()}@example.com` })];
+    const { teacher, courseId } = await runningCourse(2, [a.p.email, b.p.email]);
+    const sessionA = await openGateway(s, (await courseTicket(s, a.token, courseId)).body.wsPath);
+    await sessionA.text('hello');
+    const heard = { teacher: 0, a: 0 };
+    const offs = [s.app.ctx.events.subscribe(teacher.p.uid, () => heard.teacher++), s.app.ctx.events.subscribe(a.p.uid, () => heard.a++)];
+    const sessionB = await openGateway(s, (await courseTicket(s, b.token, courseId)).body.wsPath);
+    await sessionB.text('hello');
+    await until(() => heard.teacher > 0 || undefined, 'the instructor to hear of the seat');
+    for (const off of offs) off();
+    expect(heard.teacher).toBeGreaterThan(0);
+    expect(heard.a).toBe(0);
+    sessionA.ws.close();
+    sessionB.ws.close();
   });
 
   it('refuses malformed bodies with 400', async () => {

@@ -16,7 +16,7 @@ import { bytesRelayed, openSessions, sessionsClosed } from './metrics';
 import type { ConnectDeps } from './deps';
 import { consumeTicket } from './tickets';
 import { releaseSeatSoon } from '../courses/seats';
-import { audienceOf } from '../machines/events';
+import { seatWatchersOf } from '../machines/events';
 import { openAgent } from './signaling';
 import { iceServersFor } from './turn';
 import { forgetSession, reserveSession, touchSessions } from './sessions';
@@ -116,6 +116,8 @@ export function createGateway(deps: ConnectDeps) {
     let wsPaused = false;
     let alive = true;
     let checking: Promise<void> | null = null;
+    /** An event came while a check was running: one more check after it (its reads may predate the change). */
+    let recheck = false;
     let timer: NodeJS.Timeout | null = null;
     let sinceKeepalive = 0;
     let unsubscribe: (() => void) | null = null;
@@ -229,7 +231,11 @@ export function createGateway(deps: ConnectDeps) {
     function check(): Promise<void> {
       if (ended || !userId) return Promise.resolve();
       const uid = userId;
-      checking ??= (async () => {
+      if (checking) {
+        recheck = true;
+        return checking;
+      }
+      checking = (async () => {
         try {
           const who = await principalOf(uid, openedAt);
           const m = who ? await canConnect(deps.db, who, session.machineId) : null;
@@ -247,6 +253,10 @@ export function createGateway(deps: ConnectDeps) {
           log.warn({ err }, 'desktop session check failed');
         } finally {
           checking = null;
+          if (recheck) {
+            recheck = false;
+            void check();
+          }
         }
       })();
       return checking;
@@ -371,10 +381,12 @@ export function createGateway(deps: ConnectDeps) {
       counted = true;
       openSessions.inc();
       log.info({ machine: machine.name, mode }, 'desktop session opened');
-      // Classrooms: the instructor's seat table shows who sits where as soon as a student is in.
+      // Classrooms: the instructor's seat table shows who sits where as soon as a student is in. Only the instructor
+      // hears it: each student's open session re-checks its access on every event, so telling the whole roster made
+      // a class of 40 connecting at once 40 × 40 checks.
       if (machine.courseId && deps.events) {
         const events = deps.events;
-        audienceOf(deps.db, machine.id)
+        seatWatchersOf(deps.db, machine.courseId)
           .then((ids) => events.publish(ids, { type: 'balance' }))
           .catch((err) => log.warn({ err }, 'could not announce a seat'));
       }

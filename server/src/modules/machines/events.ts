@@ -143,3 +143,9 @@ export async function audienceOf(q: Queryable, machineId: string): Promise<strin
   const students = row.courseId ? await rosterUserIds(q, row.courseId) : [];
   return [row.owner, row.courseOwner, ...students].filter((u): u is string => !!u);
 }
+
+/** Who watches a course machine's seat (the seat table on the instructor's dashboard): the course's owner. */
+export async function seatWatchersOf(q: Queryable, courseId: string): Promise<string[]> {
+  const [row] = await q.select({ owner: courses.ownerUserId }).from(courses).where(eq(courses.id, courseId)).limit(1);
+  return row ? [row.owner] : [];
+}

@@ -8,11 +8,14 @@ import { accountActive } from '../identity/users';
 import { Conflict, NotFound, TooMany } from '../../errors';
 import { courses, machines } from '../../db/schema/index';
 import { UUID } from './service';
+import { throttle } from '../../lib/throttle';
 
 export const NO_HOURS_MESSAGE = 'This machine has no runtime hours left. Buy more hours to start it.';
 export const UNAVAILABLE_MESSAGE = 'Machines cannot be started right now. Please try again later or contact support.';
 export const connectUrl = (machineId: string) => `/v1/slot/connect?packId=${encodeURIComponent(machineId)}`;
 const HEARTBEAT_MS = 25_000;
+/** A stream's `balance` pushes come at most this often (the dashboard re-fetches on each). */
+const PUSH_GAP_MS = 250;
 const STREAMS_PER_USER = 10;
 
 /**
@@ -103,13 +106,16 @@ export async function machinesRoutes(app: FastifyInstance, ctx: Ctx): Promise<vo
         'x-accel-buffering': 'no',
       });
       res.write('retry: 5000\n: connected\n\n');
-      const unsubscribe = ctx.events.subscribe(uid, (e) => res.write(`event: ${e.type}\ndata: {}\n\n`));
+      // A burst (a class's 40 machines coming online, each announced to every student) is one or two re-fetches.
+      const push = throttle(() => res.write('event: balance\ndata: {}\n\n'), PUSH_GAP_MS);
+      const unsubscribe = ctx.events.subscribe(uid, push);
       const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), HEARTBEAT_MS);
       let ended = false;
       const end = () => {
         if (ended) return;
         ended = true;
         clearInterval(heartbeat);
+        push.cancel();
         unsubscribe();
         streams.delete(end);
         const left = (open.get(uid) ?? 1) - 1;
