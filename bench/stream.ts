@@ -183,6 +183,7 @@ interface Run {
   freezePct: number;
   freezes: number;
   latencies: number[];
+  fromPress: number[];
   /** WebRTC: keydown → the last packet of the frame showing it arrived (the rest is jitter buffer, decode, paint). */
   toReceive: number[];
   /** keydown → the tab's handler running it (the tab's main thread's share). */
@@ -490,6 +491,8 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
 
   // Input → photon: alternate red and green on the patch.
   const latencies: number[] = [];
+  /** The driver's press (taken in the tab just before it) → the frame that shows it. */
+  const fromPress: number[] = [];
   const toReceive: number[] = [];
   /** The key's time → the tab's handler running (the tab's main thread: part of key → photon). */
   const handling: number[] = [];
@@ -498,10 +501,14 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
     const want = i % 2 ? 'r' : 'g';
     const seen = tab.evaluate(awaitColour(want, PATCH.x, PATCH.y, want)) as Promise<{ shown: number; key: number; handled: number; received: number }>;
     await sleep(50);
+    // The driver's own clock of the press, in the tab's time: an upper bound that holds whatever the tab's event
+    // timestamps say (one run read key → photon below the link's round trip from them).
+    const issued = (await tab.evaluate('performance.now()')) as number;
     await tab.keyboard.press(want);
     const r = await seen;
     if (r.shown >= 0 && r.key >= 0) latencies.push(r.shown - r.key);
     else misses++;
+    if (r.shown >= 0) fromPress.push(r.shown - issued);
     if (r.received > 0 && r.key >= 0) toReceive.push(r.received - r.key);
     if (r.handled >= 0 && r.key >= 0) handling.push(r.handled - r.key);
     if (r.shown >= 0 && r.received > 0 && r.key >= 0) stages?.pairs.push({ photon: r.shown - r.key, received: r.received - r.key });
@@ -526,6 +533,7 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
     freezePct,
     freezes: freezeN,
     latencies,
+    fromPress,
     toReceive,
     handling,
     misses,
@@ -620,6 +628,7 @@ function report(runs: Run[], cfg: InnerConfig, chromium: string) {
   const [w, v] = [of('webrtc'), of('vnc')];
   const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
   const lat = (rs: Run[]) => rs.flatMap((r) => r.latencies);
+  const press = (rs: Run[]) => rs.flatMap((r) => r.fromPress);
   const p = (xs: number[], q: number) => percentile(xs, q);
   const rows: [string, string, string, string][] = [];
   const num = (label: string, f: (r: Run) => number, digits: number) => {
@@ -634,6 +643,7 @@ function report(runs: Run[], cfg: InnerConfig, chromium: string) {
   num('received kbit/s', (r) => r.kbps, 0);
   num('freeze time %', (r) => r.freezePct, 1);
   pct('input → photon p50 / p95', lat(w), lat(v));
+  pct("  from the driver's press (DevTools hop in)", press(w), press(v));
   const recv = w.flatMap((r) => r.toReceive);
   if (recv.length) rows.push(['  of which key → frame received (WebRTC)', `${fmtMs(p(recv, 50))} / ${fmtMs(p(recv, 95))}`, '', '']);
   const handled = [w, v].map((rs) => rs.flatMap((r) => r.handling));
@@ -671,8 +681,10 @@ function report(runs: Run[], cfg: InnerConfig, chromium: string) {
   goal(mean(w.map((r) => r.kbps)) <= 1800, `WebRTC ≤ 1.8 Mbit/s: ${mean(w.map((r) => r.kbps)).toFixed(0)} kbit/s`);
   goal(mean(w.map((r) => r.freezePct)) <= 1, `WebRTC freeze time ≤ 1%: ${mean(w.map((r) => r.freezePct)).toFixed(1)}%`);
   if (v.length) goal(fw >= 3 * fv, `WebRTC ≥ 3× the VNC frame rate: ${ratio(fw, fv)}`);
-  goal(p(lat(w), 50) <= 40 + LINK.rttMs, `key → photon p50 ≤ RTT + 40 ms (${40 + LINK.rttMs} ms): ${fmtMs(p(lat(w), 50))}`);
-  goal(p(lat(w), 95) <= 80 + LINK.rttMs, `key → photon p95 ≤ RTT + 80 ms (${80 + LINK.rttMs} ms): ${fmtMs(p(lat(w), 95))}`);
+  // Judged on the larger of the two readings (the event's own time, the driver's press).
+  const keyP = (q: number) => Math.max(p(lat(w), q), p(press(w), q));
+  goal(keyP(50) <= 40 + LINK.rttMs, `key → photon p50 ≤ RTT + 40 ms (${40 + LINK.rttMs} ms): ${fmtMs(keyP(50))}`);
+  goal(keyP(95) <= 80 + LINK.rttMs, `key → photon p95 ≤ RTT + 80 ms (${80 + LINK.rttMs} ms): ${fmtMs(keyP(95))}`);
   goal(p(w.map((r) => r.tabFrame), 50) <= 500, `Connect tab → first frame p50 ≤ 0.5 s (WebRTC): ${fmtMs(p(w.map((r) => r.tabFrame), 50))}`);
   goal(p(w.map((r) => r.content), 50) <= 2000, `Start click → content p50 ≤ 2 s (WebRTC): ${fmtMs(p(w.map((r) => r.content), 50))}`);
   goal(p(w.map((r) => r.content), 95) <= 3000, `Start click → content p95 ≤ 3 s (WebRTC): ${fmtMs(p(w.map((r) => r.content), 95))}`);
