@@ -15,6 +15,7 @@
  * a time: 40 video encoders do not fit 2 cores).
  *
  *   sudo npx tsx bench/classroom/class-start.ts [seats (default 40)]
+ * With PROFILE=<file>, a CPU profile of the server's process while the students connect (and its top functions).
  */
 import { eq } from 'drizzle-orm';
 import { execFile } from 'node:child_process';
@@ -27,6 +28,7 @@ import { warmLeadMs } from '../../server/src/modules/timetable/job';
 import { until as waitFor } from '../../server/test/machines-desktops';
 import { startBenchServer } from '../server';
 import { cpuSnapshot, cpuSplit } from '../cpu-split';
+import { profileWhile } from '../profile';
 import { fmtMs, percentile, ratio } from '../stats';
 import type { Connected, StudentsResult } from './students';
 
@@ -164,9 +166,11 @@ export async function classStart(seats: number): Promise<void> {
     await untilClassBegins(call, states, courseId, seats);
     console.log(`the class begins: ${seats} students press Connect`);
     const tokens = await Promise.all(seeded.students.map((st) => app.ctx.tokens.sign(st)));
+    const stopProfile = await profileWhile(`the ${seats} students connected`);
     const before = { cpu: cpuSnapshot(), own: process.cpuUsage() };
     const { connected: rush, failed, cpuSeconds } = await students(base, tokens, courseId, true);
     const own = process.cpuUsage(before.own);
+    await stopProfile();
     const burst = [
       ...cpuSplit(before.cpu, cpuSnapshot()),
       `${'the server (this process)'.padEnd(34)} ${((own.user + own.system) / 1e6).toFixed(1).padStart(7)} CPU-s`,
