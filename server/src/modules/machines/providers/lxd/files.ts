@@ -158,6 +158,47 @@ function parse<T extends object>(line: string): T {
   return parsed;
 }
 
+interface Get {
+  r: Run;
+  head: { name: string; size: number };
+  /** What came after the header line in its chunk: the file's first bytes. */
+  rest: Buffer;
+}
+
+/** Starts the script's `get` of a file: its header line read (name and size), the file's bytes still to come. */
+async function startGet(lxd: LxdClient, instance: string, path: string): Promise<Get> {
+  const r = await run(lxd, instance, ['get', path]);
+  const first = await firstLine(r.stdout);
+  try {
+    return { r, head: parse<{ name: string; size: number }>(first.line), rest: first.rest };
+  } catch (err) {
+    r.kill();
+    throw err;
+  }
+}
+
+/**
+ * The file's bytes as a stream with backpressure: it ends when the script sent all `size` bytes, fails when it sent
+ * fewer, and stops the script when the reader goes away early. `release` runs when the stream closes.
+ */
+function bodyOf({ r, head, rest }: Get, release: () => void): PassThrough {
+  const body = new PassThrough({ highWaterMark: 1 << 20 });
+  body.once('close', release);
+  body.write(rest);
+  let sent = rest.length;
+  r.stdout.on('data', (chunk: Buffer) => {
+    sent += chunk.length;
+    if (!body.write(chunk)) r.stdout.pause();
+  });
+  body.on('drain', () => r.stdout.resume());
+  r.stdout.once('end', () => (sent === head.size ? body.end() : body.destroy(new FilesError('incomplete', `${sent} of ${head.size} bytes`))));
+  body.once('close', () => {
+    if (sent < head.size) r.kill();
+  });
+  r.stdout.resume();
+  return body;
+}
+
 /** The lxd provider's DesktopFiles: every operation a python3 process in the instance, as the desktop's user. */
 export function createLxdFiles(lxd: LxdClient, instanceOf: (machineId: string) => string, homeVolumeOf: (machineId: string) => Promise<string | null>, pool: string): DesktopFiles {
   const busy = new Map<string, number>();
@@ -208,38 +249,13 @@ export function createLxdFiles(lxd: LxdClient, instanceOf: (machineId: string) =
 
     async download(machineId, path) {
       const release = take(machineId);
-      let head: { name: string; size: number };
-      let r: Run;
-      let rest: Buffer;
       try {
-        r = await run(lxd, instanceOf(machineId), ['get', path]);
-        const first = await firstLine(r.stdout);
-        try {
-          head = parse<{ name: string; size: number }>(first.line);
-        } catch (err) {
-          r.kill();
-          throw err;
-        }
-        rest = first.rest;
+        const got = await startGet(lxd, instanceOf(machineId), path);
+        return { name: got.head.name, size: got.head.size, body: bodyOf(got, release) };
       } catch (err) {
         release();
         throw err;
       }
-        const body = new PassThrough({ highWaterMark: 1 << 20 });
-        body.once('close', release);
-        body.write(rest);
-        let sent = rest.length;
-        r.stdout.on('data', (chunk: Buffer) => {
-          sent += chunk.length;
-          if (!body.write(chunk)) r.stdout.pause();
-        });
-        body.on('drain', () => r.stdout.resume());
-        r.stdout.once('end', () => (sent === head.size ? body.end() : body.destroy(new FilesError('incomplete', `${sent} of ${head.size} bytes`))));
-        body.once('close', () => {
-          if (sent < head.size) r.kill();
-        });
-        r.stdout.resume();
-        return { name: head.name, size: head.size, body };
     },
 
     async freeBytes(machineId) {
