@@ -90,9 +90,16 @@ async function connectAndSign(page: Page, mark: string): Promise<Page> {
   // an empty seat.txt): the line is idempotent and typed again, at most three times, until this student's mark is in.
   const signed = () => [...homesWith('seat.txt').values()].includes(`${mark}\n`);
   // The file manager, mapped late on a busy host, can lie over the terminal where the click lands: the terminals of
-  // the course's running desktops are raised first, as a click on a title bar would.
+  // the course's running desktops are raised first, as a click on a title bar would (a desktop still starting, the
+  // other student's, has none yet and is passed over).
   for (let attempt = 1; ; attempt++) {
-    for (const id of runningMachines(server)) raiseTerminal(server, id);
+    for (const id of runningMachines(server)) {
+      try {
+        raiseTerminal(server, id);
+      } catch {
+        /* not up yet */
+      }
+    }
     await tab.mouse.click(box.x + (320 / 1280) * box.width, box.y + (240 / 800) * box.height); // the xterm
     await tab.keyboard.type(`echo ${mark} > ~/seat.txt`, { delay: 15 });
     await tab.keyboard.press('Enter');
