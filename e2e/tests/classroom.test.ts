@@ -8,7 +8,7 @@ import { launchBrowser, snap, startServer, uniqueEmail, type RunningServer } fro
 import { startInbox, type Inbox } from '../inbox';
 import { loginWithPopup, mailedLink, seedUser, seriousViolations, type Account } from './auth-helpers';
 import { payOnCheckout, PAYING_CARD, step } from './buy-helpers';
-import { homesWith as homesIn, raiseTerminal, runningMachines } from '../desktops';
+import { desktopWindows, homesWith as homesIn, raiseTerminal, runningMachines } from '../desktops';
 import { api, canvasColours, preferTransport } from './connect-helpers';
 
 /**
@@ -73,6 +73,20 @@ const seatRows = (card: Locator, text: string) => card.getByRole('region', { nam
 /** A file a student wrote into a home folder of the course's machines: home folder → content. */
 const homesWith = (name: string) => homesIn(server, name);
 
+/** What a failed signature leaves to look at: the tab's picture, each running desktop's windows, the homes' seat.txt. */
+async function whyUnsigned(tab: Page, mark: string): Promise<string> {
+  const shot = await snap(tab, `classroom-unsigned-${mark}`).catch((e: Error) => `no screenshot (${e.message})`);
+  const desktops = runningMachines(server).map((id) => {
+    try {
+      const { screen, windows } = desktopWindows(server, id);
+      return `${id}: ${screen.w}×${screen.h}, ${windows.map((w) => `"${w.title}" ${w.w}×${w.h}+${w.x}+${w.y}`).join(', ')}`;
+    } catch (e) {
+      return `${id}: ${(e as Error).message.split('\n')[0]}`;
+    }
+  });
+  return `screenshot ${shot}; desktops: ${desktops.join('; ')}; seat.txt: ${JSON.stringify([...homesWith('seat.txt')])}`;
+}
+
 /** Connects from the student's dashboard, waits for the desktop and writes who they are into its home folder. */
 async function connectAndSign(page: Page, mark: string): Promise<Page> {
   const card = page.getByRole('article');
@@ -107,7 +121,7 @@ async function connectAndSign(page: Page, mark: string): Promise<Page> {
       await expect.poll(signed, { timeout: 10_000 }).toBe(true);
       return tab;
     } catch (err) {
-      if (attempt === 3) throw err;
+      if (attempt === 3) throw new Error(`${mark} never signed: ${await whyUnsigned(tab, mark)}`, { cause: err });
       await tab.keyboard.press('Control+U'); // whatever part of the line is left
     }
   }
