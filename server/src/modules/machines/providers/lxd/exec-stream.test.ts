@@ -78,4 +78,38 @@ describe('ExecStream', () => {
     expect(read).toBe('RFB 003.008\nhello\n');
     stream.destroy();
   });
+
+  it('holds an answer to those first bytes until stdin opens, then sends it', async () => {
+    const lxd = await lxdExecServer('RFB 003.008\n');
+    cleanup = lxd.close;
+    const stream = new ExecStream(lxd.client, 'hd-x', ['socat', '-', 'UNIX-CONNECT:/run/hyperdesk/vnc.sock']);
+    let read = '';
+    let connected = false;
+    let answeredEarly = false;
+    stream.once('connect', () => (connected = true));
+    const echoed = new Promise<void>((resolve, reject) => {
+      stream.on('error', reject);
+      stream.on('data', (d: Buffer) => {
+        read += d.toString();
+        if (read === 'RFB 003.008\n') {
+          answeredEarly = !connected;
+          stream.write('RFB 003.008\n'); // a VNC client's answer, written as the greeting arrives
+        }
+        if (read === 'RFB 003.008\nRFB 003.008\n') resolve();
+      });
+    });
+    await echoed;
+    expect(answeredEarly).toBe(true);
+    stream.destroy();
+  });
+
+  it('fails a write held for stdin when the stream ends first', async () => {
+    const lxd = await lxdExecServer('RFB 003.008\n');
+    cleanup = lxd.close;
+    const stream = new ExecStream(lxd.client, 'hd-x', ['socat', '-', 'UNIX-CONNECT:/run/hyperdesk/vnc.sock']);
+    stream.on('error', () => undefined);
+    const result = new Promise<Error | null | undefined>((resolve) => stream.write('early', (err) => resolve(err)));
+    stream.destroy();
+    expect(String(await result)).toMatch(/not connected|destroyed/);
+  });
 });

@@ -92,8 +92,20 @@ export class ExecStream extends Duplex {
   }
 
   override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
-    if (!this.stdin) return cb(new Error('not connected'));
-    this.stdin.send(chunk, { binary: true }, (err) => cb(err ?? null));
+    const stdin = this.stdin;
+    if (stdin) return stdin.send(chunk, { binary: true }, (err) => cb(err ?? null));
+    // The program's first bytes can arrive before the last of the exec's websockets (stdin) opens, and a client may
+    // answer them at once: its answer waits for stdin (or fails with the stream).
+    const ready = () => {
+      this.off('close', gone);
+      this._write(chunk, _enc, cb);
+    };
+    const gone = () => {
+      this.off('connect', ready);
+      cb(new Error('not connected'));
+    };
+    this.once('connect', ready);
+    this.once('close', gone);
   }
 
   override _final(cb: (err?: Error | null) => void): void {
