@@ -34,7 +34,7 @@ function fakeDesktop() {
     head.writeUInt32BE(typeof payload === 'number' ? payload : body.length, 5);
     stream.push(Buffer.concat([head, body]));
   };
-  return { link, stream, frames, send, gone: () => gone, ups: () => ups };
+  return { link, stream, written, frames, send, gone: () => gone, ups: () => ups };
 }
 
 const tick = () => new Promise((r) => setImmediate(r));
@@ -63,6 +63,7 @@ describe('desktop link (the server end)', () => {
     const ch = d.link.open(2, true);
     let connected = false;
     ch.on('connect', () => (connected = true));
+    await tick();
     expect(d.frames()[0]).toMatchObject({ kind: 1, ch: 1 });
     expect([...d.frames()[0]!.payload]).toEqual([2, 0x77]);
     d.send(5, 1);
@@ -99,6 +100,25 @@ describe('desktop link (the server end)', () => {
     expect(done).toBe(true);
   });
 
+  it('gives credit back in pieces of 64 KiB, not one per frame, and writes the frames of one turn together', async () => {
+    const d = fakeDesktop();
+    const ch = d.link.open(1, false);
+    d.send(5, 1);
+    await tick();
+    ch.resume();
+    for (let i = 0; i < 100; i++) d.send(2, 1, Buffer.alloc(1024, 3));
+    await tick();
+    const credits = d.frames().filter((f) => f.kind === 4).map((f) => f.payload.readUInt32BE(0));
+    expect(credits).toHaveLength(1);
+    expect(credits[0]).toBeGreaterThanOrEqual(64 * 1024);
+    expect(credits[0]).toBeLessThanOrEqual(100 * 1024);
+    const writes = d.written.length;
+    for (let i = 0; i < 10; i++) ch.write(Buffer.from(`request ${i}`));
+    await tick();
+    expect(d.written.length).toBe(writes + 1);
+    expect(d.frames().filter((f) => f.kind === 2)).toHaveLength(10);
+  });
+
   it.each([
     ['a frame longer than 64 KiB', (d: ReturnType<typeof fakeDesktop>) => d.send(2, 1, 16 * 1024 * 1024)],
     ['a frame of an unknown kind', (d: ReturnType<typeof fakeDesktop>) => d.send(9, 1)],
@@ -130,6 +150,7 @@ describe('desktop link (the server end)', () => {
     d.send(5, 1);
     await tick();
     ch.destroy();
+    await tick();
     expect(d.frames().at(-1)).toMatchObject({ kind: 3, ch: 1 });
     d.send(2, 1, Buffer.from('late'));
     d.send(2, 77, Buffer.from('never opened'));

@@ -14,6 +14,11 @@ const HEADER = 9;
 const MAX_PAYLOAD = 65536;
 /** What either end may send on a channel before the other gives credit back. */
 const WINDOW = 262144;
+/**
+ * Credit goes back in pieces of at least this much (a quarter of the window: the sender never runs dry while some is
+ * held back). One CREDIT per DATA frame was one more write to LXD for every frame a viewer received.
+ */
+const CREDIT_BATCH = WINDOW / 4;
 
 /** How often the link asks the desktop's VNC server for its greeting, inside the instance. */
 export const HEALTH_EVERY_S = 4;
@@ -46,6 +51,8 @@ class Channel extends Duplex {
   private recvWindow = WINDOW;
   /** Delivered bytes not yet given back as credit (the reader is behind). */
   private owed = 0;
+  /** Read bytes held back until there is a CREDIT_BATCH of them to give back. */
+  private unreturned = 0;
   private pending: { buf: Buffer; cb: (err?: Error | null) => void } | null = null;
   private ended = false;
 
@@ -83,8 +90,11 @@ class Channel extends Duplex {
   }
 
   private giveBack(n: number): void {
-    this.recvWindow += n;
-    this.link.send(frame(CREDIT, this.id, credit(n)));
+    this.unreturned += n;
+    if (this.unreturned < CREDIT_BATCH) return;
+    this.recvWindow += this.unreturned;
+    this.link.send(frame(CREDIT, this.id, credit(this.unreturned)));
+    this.unreturned = 0;
   }
 
   private pump(): void {
@@ -185,8 +195,16 @@ export class DesktopLink {
     return channel;
   }
 
+  /** Frames sent in one turn of the event loop, written to the desktop's end together. */
+  private outgoing: Buffer[] = [];
+
   send(data: Buffer): void {
-    if (!this.stream.destroyed) this.stream.write(data);
+    if (this.outgoing.push(data) > 1) return;
+    queueMicrotask(() => {
+      const out = this.outgoing;
+      this.outgoing = [];
+      if (!this.stream.destroyed) this.stream.write(out.length === 1 ? out[0]! : Buffer.concat(out));
+    });
   }
 
   forget(id: number): void {
