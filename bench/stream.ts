@@ -189,6 +189,8 @@ interface Run {
   /** keydown → the tab's handler running it (the tab's main thread's share). */
   handling: number[];
   misses: number;
+  /** Presses skipped because the patch already showed their colour. */
+  stale: number;
   cpu: number;
   rssMiB: number;
   gearsFps: number;
@@ -497,8 +499,15 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
   /** The key's time → the tab's handler running (the tab's main thread: part of key → photon). */
   const handling: number[] = [];
   let misses = 0;
+  /** Samples skipped: the patch showed the wanted colour before the key was pressed. */
+  let stale = 0;
   for (let i = 0; i < cfg.samples; i++) {
     const want = i % 2 ? 'r' : 'g';
+    // A patch that already shows the colour (the last press did not change it) would time a frame the key did not make.
+    if ((await tab.evaluate(showsColour(want, PATCH.x, PATCH.y))) as boolean) {
+      stale++;
+      continue;
+    }
     const seen = tab.evaluate(awaitColour(want, PATCH.x, PATCH.y, want)) as Promise<{ shown: number; key: number; handled: number; received: number }>;
     await sleep(50);
     // The driver's own clock of the press, in the tab's time: an upper bound that holds whatever the tab's event
@@ -537,6 +546,7 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
     toReceive,
     handling,
     misses,
+    stale,
     cpu,
     rssMiB,
     gearsFps: gears,
@@ -608,7 +618,8 @@ async function innerMain(cfg: InnerConfig) {
         runs.push(r);
         console.log(
           `run ${i + 1} ${t.padEnd(6)} [${r.shown}]: ${r.fps.toFixed(1)} fps, ${r.kbps.toFixed(0)} kbit/s, freeze ${r.freezePct.toFixed(1)}% (${r.freezes}), ` +
-            `input→photon p50 ${fmtMs(percentile(r.latencies, 50))} (${r.latencies.length} ok, ${r.misses} missed` +
+            `input→photon p50 ${fmtMs(percentile(r.latencies, 50))} (${r.latencies.length} ok, ${r.misses} missed, ${r.stale} skipped: already that colour` +
+            `; from the driver's press p50 ${fmtMs(percentile(r.fromPress, 50))}` +
             `${r.toReceive.length ? `; key → frame received p50 ${fmtMs(percentile(r.toReceive, 50))}` : ''}` +
             `${r.handling.length ? `; key → the tab's handler p50 ${fmtMs(percentile(r.handling, 50))}` : ''}), ` +
             `first frame ${fmtMs(r.frame)}, content ${fmtMs(r.content)} (online ${fmtMs(r.online)}), ` +
