@@ -493,7 +493,7 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
 
   // Input → photon: alternate red and green on the patch.
   const latencies: number[] = [];
-  /** The driver's press (taken in the tab just before it) → the frame that shows it. */
+  /** The driver's press (taken in the tab just before it) → the page seeing the frame that shows it. */
   const fromPress: number[] = [];
   const toReceive: number[] = [];
   /** The key's time → the tab's handler running (the tab's main thread: part of key → photon). */
@@ -508,16 +508,17 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
       stale++;
       continue;
     }
-    const seen = tab.evaluate(awaitColour(want, PATCH.x, PATCH.y, want)) as Promise<{ shown: number; key: number; handled: number; received: number }>;
+    const seen = tab.evaluate(awaitColour(want, PATCH.x, PATCH.y, want)) as Promise<{ shown: number; at: number; key: number; handled: number; received: number }>;
     await sleep(50);
-    // The driver's own clock of the press, in the tab's time: an upper bound that holds whatever the tab's event
-    // timestamps say (one run read key → photon below the link's round trip from them).
+    // The driver's own clock of the press and the page's of the frame, both performance.now() in the tab: an upper
+    // bound whatever the frame's and the event's own timestamps say (runs read key → photon below the link's round
+    // trip from them: their time bases are not the page's).
     const issued = (await tab.evaluate('performance.now()')) as number;
     await tab.keyboard.press(want);
     const r = await seen;
     if (r.shown >= 0 && r.key >= 0) latencies.push(r.shown - r.key);
     else misses++;
-    if (r.shown >= 0) fromPress.push(r.shown - issued);
+    if (r.shown >= 0) fromPress.push(r.at - issued);
     if (r.received > 0 && r.key >= 0) toReceive.push(r.received - r.key);
     if (r.handled >= 0 && r.key >= 0) handling.push(r.handled - r.key);
     if (r.shown >= 0 && r.received > 0 && r.key >= 0) stages?.pairs.push({ photon: r.shown - r.key, received: r.received - r.key });

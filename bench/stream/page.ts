@@ -156,9 +156,10 @@ export function awaitColour(want: 'r' | 'g' | 'b', x: number, y: number, key: st
       }
       return true;
     };
+    // at: when this page's own thread saw the frame (its clock, like the driver's press), an upper bound on shown.
     const done = (t, received) => {
       const k = window.__hd.keys.filter((e) => e.key === key).pop();
-      resolve({ shown: t, key: k ? k.t : -1, handled: k ? k.h : -1, received: received || -1 });
+      resolve({ shown: t, at: performance.now(), key: k ? k.t : -1, handled: k ? k.h : -1, received: received || -1 });
     };
     if (s.requestVideoFrameCallback) {
       const tick = (now, meta) => {
