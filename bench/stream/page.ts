@@ -156,21 +156,24 @@ export function awaitColour(want: 'r' | 'g' | 'b', x: number, y: number, key: st
       }
       return true;
     };
-    // at: when this page's own thread saw the frame (its clock, like the driver's press), an upper bound on shown.
-    const done = (t, received) => {
+    // at: when this page's own thread was called with the frame (its clock, like the driver's press; before the
+    // pixels are read back), an upper bound on shown.
+    const done = (t, received, at) => {
       const k = window.__hd.keys.filter((e) => e.key === key).pop();
-      resolve({ shown: t, at: performance.now(), key: k ? k.t : -1, handled: k ? k.h : -1, received: received || -1 });
+      resolve({ shown: t, at, key: k ? k.t : -1, handled: k ? k.h : -1, received: received || -1 });
     };
     if (s.requestVideoFrameCallback) {
       const tick = (now, meta) => {
-        if (hit()) return done(meta.presentationTime || now, meta.receiveTime);
+        const at = performance.now();
+        if (hit()) return done(meta.presentationTime || now, meta.receiveTime, at);
         if (performance.now() > deadline) return resolve({ shown: -1, key: -1 });
         s.requestVideoFrameCallback(tick);
       };
       s.requestVideoFrameCallback(tick);
     } else {
       const tick = (now) => {
-        if (hit()) return done(now);
+        const at = performance.now();
+        if (hit()) return done(now, 0, at);
         if (performance.now() > deadline) return resolve({ shown: -1, key: -1 });
         requestAnimationFrame(tick);
       };
