@@ -20,8 +20,8 @@
  * bytes, freezes by the same rule Chromium uses for video); key → photon over SAMPLES key presses (a key makes a
  * program in the desktop flip a large colour patch; time from the keydown event to the first decoded frame /
  * painted canvas that shows it, and, as an upper bound on the page's own clock, from the driver's press to the page
- * being handed that frame; the goals are judged on the larger), and for WebRTC its budget by stage (see budget()); the encoder's CPU and memory
- * (the agent's python3 for WebRTC, Xvnc for VNC: the X server too).
+ * being handed that frame; the goals are judged on the larger), and for WebRTC its budget by stage (see budget());
+ * the encoder's CPU and memory (the agent's python3 for WebRTC, Xvnc for VNC: the X server too).
  *
  *   sudo npm run bench:stream -- [runs (3)] [seconds per sample (20)] [key presses per run (15)] [webrtc|vnc|both]
  */
