@@ -49,7 +49,7 @@ xsetroot -solid '#1e293b' -name "$NAME"
 sed 's#</applications>#<application title="glxgears"><focus>no</focus></application><application name="pcmanfm"><focus>no</focus></application></applications>#' \
   /etc/xdg/openbox/rc.xml > "$R/openbox.xml" && obcfg=(--config-file "$R/openbox.xml") || obcfg=()
 openbox "${obcfg[@]}" &
-tint2 &
+tint2 -c /opt/hyperdesk/tint2rc &
 pcmanfm "$HOME" &
 # Ctrl+V and Ctrl+Shift+V paste the clipboard in the terminal as in the browser (the connect tab sends the local
 # clipboard first, then the key); Shift+Insert pastes the primary selection, which the agent sets to the same text.

@@ -46,6 +46,9 @@ describe('lxd desktop', () => {
     expect(procs).toEqual(expect.arrayContaining(['Xvnc', 'openbox', 'tint2', 'pcmanfm', 'xterm', 'glxgears']));
     const inside = await d.shell(a.machineId, 'id -u; echo "$HOME"; cd && touch made-inside && echo ok; touch /usr/x 2>/dev/null || echo ro');
     expect(inside.out.trim().split('\n')).toEqual(['1000', '/home/user', 'ok', 'ro']);
+    // The image's caches hold for a new home: no program scanned the fonts again (fontconfig writes a cache of its
+    // own into the home when the image's no longer matches) and the panel looked up no launcher icons.
+    expect(await d.rootShell(a.machineId, 'ls /home/user/.cache/fontconfig /home/user/.cache/tint2 2>&1; true')).toMatch(/^(ls: cannot access .*\n){2}$/);
   }, 180_000);
 
   it('the 3D demo is paused while nobody watches and moves while a viewer is connected', async () => {
