@@ -23,10 +23,12 @@
  * being handed that frame; the goals are judged on the larger), and for WebRTC its budget by stage (see budget());
  * the encoder's CPU and memory (the agent's python3 for WebRTC, Xvnc for VNC: the X server too).
  *
- *   sudo npm run bench:stream -- [runs (3)] [seconds per sample (20)] [key presses per run (15)] [webrtc|vnc|both]
+ * With SELKIES_BUNDLE set (a Selkies-GStreamer bundle: docs/benchmarks.md), Selkies-GStreamer then runs as many times
+ * on the WebRTC runs' machine, same scene and link, and a second table puts it beside ours (stream/selkies.ts).
+ *
+ *   sudo [SELKIES_BUNDLE=dir] npm run bench:stream -- [runs (3)] [seconds per sample (20)] [key presses per run (15)] [webrtc|vnc|both]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -39,18 +41,18 @@ import { instanceOf } from '../server/src/modules/machines/providers/lxd/provide
 import { buyer, statusOf, type Buyer } from '../e2e/tests/connect-helpers';
 import { createLink, destroyLink, findInInstance, planLink, startDelayLines, usage, type DelayLine, type Link } from './stream/netns';
 import { agentMeans, budget, type AgentTiming, type StageInputs } from './stream/budget';
-import { awaitColour, COLOURS, flipsSince, OBSERVE, showsColour, SNAPSHOT, timingSince } from './stream/page';
+import { COLOURS, flipsSince, OBSERVE, showsColour, SNAPSHOT, timingSince } from './stream/page';
+import { keyToPhoton } from './stream/presses';
+import { selkiesRuns, selkiesTable } from './stream/selkies';
+import { asUser, gearsFps, PATCH, sleep, until, waitIn, writeScene } from './stream/desktop';
 import { fmtMs, percentile, ratio } from './stats';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SELF = fileURLToPath(import.meta.url);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const PORT = 8080;
 const LINK = { kbps: 2000, rttMs: 40, udpLoss: 0.005, queueMs: 200 };
 /** The whole bench ends (and cleans up) after this long whatever happens. */
 const LIMIT_MS = 40 * 60_000;
-/** The colour patch: an xterm at +200+200, about 530×350 px; its middle, in desktop pixels. */
-const PATCH = { x: 460, y: 390 };
 /** A spot on the desktop's own xterm (+48+64), where the scene is started from. */
 const XTERM = { x: 300, y: 250 };
 
@@ -64,6 +66,8 @@ interface InnerConfig {
   transports: ('webrtc' | 'vnc')[];
   seconds: number;
   samples: number;
+  /** SELKIES_BUNDLE: Selkies-GStreamer to run beside ours on the WebRTC runs' machine (stream/selkies.ts), or null. */
+  selkies: string | null;
 }
 
 // ─── outer: root, host namespace: builds the link, runs the server and the driver, removes everything ───────────
@@ -146,7 +150,7 @@ async function outer() {
     });
     server.stdout!.on('data', (d) => (serverOut += d));
     server.stderr!.on('data', (d) => (serverOut += d));
-    const cfg: InnerConfig = { base: `http://127.0.0.1:${PORT}`, srvIp: link.hostIp, project: lxdProjectFor(path.resolve(dataDir)), runs, transports: [...transports], seconds, samples };
+    const cfg: InnerConfig = { base: `http://127.0.0.1:${PORT}`, srvIp: link.hostIp, project: lxdProjectFor(path.resolve(dataDir)), runs, transports: [...transports], seconds, samples, selkies: process.env.SELKIES_BUNDLE ? path.resolve(process.env.SELKIES_BUNDLE) : null };
     console.log(
       `link: server ${link.hostIp} ═ ${link.srv} (${link.srvIp}) and ${link.cli} (${link.cliIp}), ${LINK.kbps} kbit/s each way (tbf, ` +
         `${LINK.queueMs} ms queue), +${LINK.rttMs} ms RTT, ${LINK.udpLoss * 100}% UDP loss each way (delay lines)`,
@@ -219,81 +223,12 @@ function forwarder(srvIp: string): Promise<void> {
   return new Promise((resolve) => srv.listen(PORT, '127.0.0.1', () => resolve()));
 }
 
-async function until(fn: () => Promise<boolean>, what: string, ms: number) {
-  const deadline = Date.now() + ms;
-  while (!(await fn())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(250);
-  }
-}
-
-/**
- * Waits in the tab until the expression is true, checked on every animation frame (the page's CSP forbids
- * waitForFunction's string predicates; an evaluated expression is not subject to it).
- */
-async function waitIn(tab: Page, expr: string, what: string, ms: number): Promise<number> {
-  const at = (await tab.evaluate(`new Promise((resolve) => {
-    const end = performance.now() + ${ms};
-    const check = () => {
-      let v = false;
-      try { v = ${expr}; } catch { v = false; }
-      if (v) resolve(performance.now()); else if (performance.now() > end) resolve(-1); else requestAnimationFrame(check);
-    };
-    check();
-  })`)) as number;
-  if (at < 0) throw new Error(`timed out waiting for ${what}`);
-  return at;
-}
-
 /** Page coordinates of a desktop pixel on the tab's video or canvas (both scaled to fit, centred). */
 async function pageXY(tab: Page, x: number, y: number): Promise<{ x: number; y: number }> {
   const el = tab.locator('[data-testid="desktop-video"], [data-testid="desktop"] canvas').first();
   const box = (await el.boundingBox())!;
   const scale = Math.min(box.width / 1920, box.height / 1080);
   return { x: box.x + (box.width - 1920 * scale) / 2 + x * scale, y: box.y + (box.height - 1080 * scale) / 2 + y * scale };
-}
-
-/** A shell script run inside a machine's LXD instance as the desktop's user (a tenant's shell), its output. */
-function asUser(project: string, machineId: string, script: string, input = ''): string {
-  return execFileSync(
-    'lxc',
-    ['exec', instanceOf(machineId), '--project', project, '--user', '1000', '--group', '1000', '--env', 'HOME=/home/user', '--cwd', '/home/user', '--', 'bash', '-c', script],
-    { input, timeout: 30_000, encoding: 'utf8' },
-  );
-}
-
-/** The scene, written into the machine's home folder (as a user could) and started from its xterm. */
-function writeScene(project: string, machineId: string) {
-  const files: Record<string, string> = {
-    'hd-scene.sh': [
-      '#!/bin/sh',
-      '# bench:stream: a full-screen 3D scene and, on top of it, a colour patch that a key flips (r red, g green, b blue)',
-      'cd "$HOME"',
-      'LIBGL_ALWAYS_SOFTWARE=1 LP_NUM_THREADS=1 nice -n 10 glxgears -fullscreen > gears.log 2>&1 &',
-      'sleep 1',
-      "xterm -title hd-bench-patch -geometry 48x16+200+200 -fa 'DejaVu Sans Mono' -fs 14 -bg '#0000ff' -fg '#0000ff' -e bash hd-patch.sh &",
-      '',
-    ].join('\n'),
-    'hd-patch.sh': [
-      "printf '\\033[?25l'",
-      'while IFS= read -rsn1 k; do',
-      "  case \"$k\" in r) printf '\\033]11;#ff0000\\007';; g) printf '\\033]11;#00ff00\\007';; b) printf '\\033]11;#0000ff\\007';; esac",
-      'done',
-      '',
-    ].join('\n'),
-  };
-  for (const [name, text] of Object.entries(files)) asUser(project, machineId, `cat > ${name}`, text);
-}
-
-/** glxgears' own frame rate in the desktop (its "N frames in 5.0 seconds = X FPS" lines), last three reports. */
-function gearsFps(project: string, machineId: string): number {
-  try {
-    const fps = [...asUser(project, machineId, 'cat gears.log').matchAll(/= ([\d.]+) FPS/g)].map((m) => Number(m[1]));
-    const last = fps.slice(-3);
-    return last.length ? last.reduce((a, b) => a + b, 0) / last.length : NaN;
-  } catch {
-    return NaN;
-  }
 }
 
 type Snap = {
@@ -493,38 +428,8 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
   const gears = gearsFps(cfg.project, b.machineId);
 
   // Input → photon: alternate red and green on the patch.
-  const latencies: number[] = [];
-  /** The driver's press (taken in the tab just before it) → the page seeing the frame that shows it. */
-  const fromPress: number[] = [];
-  const toReceive: number[] = [];
-  /** The key's time → the tab's handler running (the tab's main thread: part of key → photon). */
-  const handling: number[] = [];
-  let misses = 0;
-  /** Samples skipped: the patch showed the wanted colour before the key was pressed. */
-  let stale = 0;
-  for (let i = 0; i < cfg.samples; i++) {
-    const want = i % 2 ? 'r' : 'g';
-    // A patch that already shows the colour (the last press did not change it) would time a frame the key did not make.
-    if ((await tab.evaluate(showsColour(want, PATCH.x, PATCH.y))) as boolean) {
-      stale++;
-      continue;
-    }
-    const seen = tab.evaluate(awaitColour(want, PATCH.x, PATCH.y, want)) as Promise<{ shown: number; at: number; key: number; handled: number; received: number }>;
-    await sleep(50);
-    // The driver's own clock of the press and the page's of the frame, both performance.now() in the tab: an upper
-    // bound whatever the frame's and the event's own timestamps say (runs read key → photon below the link's round
-    // trip from them: their time bases are not the page's).
-    const issued = (await tab.evaluate('performance.now()')) as number;
-    await tab.keyboard.press(want);
-    const r = await seen;
-    if (r.shown >= 0 && r.key >= 0) latencies.push(r.shown - r.key);
-    else misses++;
-    if (r.shown >= 0) fromPress.push(r.at - issued);
-    if (r.received > 0 && r.key >= 0) toReceive.push(r.received - r.key);
-    if (r.handled >= 0 && r.key >= 0) handling.push(r.handled - r.key);
-    if (r.shown >= 0 && r.received > 0 && r.key >= 0) stages?.pairs.push({ photon: r.shown - r.key, received: r.received - r.key });
-    await sleep(250 + Math.random() * 350);
-  }
+  const keys = await keyToPhoton(tab, cfg.samples);
+  stages?.pairs.push(...keys.pairs);
 
   const up = await uploadSample(tab, cfg.seconds);
 
@@ -543,12 +448,12 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
     kbps,
     freezePct,
     freezes: freezeN,
-    latencies,
-    fromPress,
-    toReceive,
-    handling,
-    misses,
-    stale,
+    latencies: keys.latencies,
+    fromPress: keys.fromPress,
+    toReceive: keys.toReceive,
+    handling: keys.handling,
+    misses: keys.misses,
+    stale: keys.stale,
     cpu,
     rssMiB,
     gearsFps: gears,
@@ -631,6 +536,11 @@ async function innerMain(cfg: InnerConfig) {
       }
     }
     report(runs, cfg, browser.version());
+    if (cfg.selkies && buyers.webrtc) {
+      const theirs = await selkiesRuns({ browser, base: cfg.base, project: cfg.project, buyer: buyers.webrtc, bundle: cfg.selkies, runs: cfg.runs, seconds: cfg.seconds, samples: cfg.samples });
+      console.log(`\nSelkies-GStreamer beside ours: the same desktop, scene and link, ${theirs.length} runs (x264, 30 fps, 1,600 kbit/s asked):\n`);
+      for (const line of selkiesTable(runs.filter((r) => r.transport === 'webrtc'), theirs)) console.log(line);
+    }
   } finally {
     await close();
   }

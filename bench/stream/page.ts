@@ -71,8 +71,8 @@ export const OBSERVE = String.raw`(() => {
   w.addEventListener('keydown', (e) => hd.keys.push({ key: e.key, t: e.timeStamp, h: performance.now() }), true);
 })();`;
 
-/** The element the desktop is drawn on: the WebRTC <video> or noVNC's canvas. */
-const SURFACE = String.raw`(document.querySelector('[data-testid="desktop-video"]') || document.querySelector('[data-testid="desktop"] canvas'))`;
+/** The element the desktop is drawn on: the WebRTC <video> or noVNC's canvas (or Selkies-GStreamer's <video>). */
+const SURFACE = String.raw`(document.querySelector('[data-testid="desktop-video"]') || document.querySelector('[data-testid="desktop"] canvas') || document.querySelector('video#stream'))`;
 
 /**
  * Expression: distinct colours (quantised to 3 bits a channel, so video noise does not count) in the desktop's
@@ -102,7 +102,8 @@ export const COLOURS = String.raw`(() => {
 export const SNAPSHOT = String.raw`(async () => {
   const hd = window.__hd;
   const out = { t: performance.now(), flips: hd.flips.length, wsBytes: hd.wsBytes, rtc: null };
-  const pc = hd.pcs.filter((p) => p.connectionState !== 'closed').pop();
+  // The newest open connection that receives video (Selkies-GStreamer has another one for its sound).
+  const pc = hd.pcs.filter((p) => p.connectionState !== 'closed' && p.getReceivers().some((r) => r.track && r.track.kind === 'video')).pop();
   if (pc) {
     const r = await pc.getStats();
     let v = null, pair = null, local = null;

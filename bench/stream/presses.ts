@@ -1,0 +1,53 @@
+import type { Page } from 'playwright-core';
+import { PATCH, sleep } from './desktop';
+import { awaitColour, showsColour } from './page';
+
+/** Key → photon over a run's presses, in ms (see awaitColour for what each time is). */
+export interface Presses {
+  /** The key event's own time → the first frame showing its colour. */
+  latencies: number[];
+  /** The driver's press (the tab's clock, read just before it) → the page handed that frame: an upper bound. */
+  fromPress: number[];
+  /** WebRTC: the key's time → that frame's last packet arrived. */
+  toReceive: number[];
+  /** The key's time → the page's keydown handler running it (the tab's main thread). */
+  handling: number[];
+  /** Both of a press's photon and received times, for the budget by stage. */
+  pairs: { photon: number; received: number }[];
+  /** Presses whose colour never showed within 5 s. */
+  misses: number;
+  /** Presses skipped: the patch showed the wanted colour before the key was pressed. */
+  stale: number;
+}
+
+/**
+ * Presses g and r in turn (the focused colour patch turns green and red) and times each until the picture in the
+ * tab shows it, whatever draws that picture (the Connect tab's video or canvas, another streamer's video).
+ */
+export async function keyToPhoton(tab: Page, samples: number): Promise<Presses> {
+  const out: Presses = { latencies: [], fromPress: [], toReceive: [], handling: [], pairs: [], misses: 0, stale: 0 };
+  for (let i = 0; i < samples; i++) {
+    const want = i % 2 ? 'r' : 'g';
+    // A patch that already shows the colour (the last press did not change it) would time a frame the key did not make.
+    if ((await tab.evaluate(showsColour(want, PATCH.x, PATCH.y))) as boolean) {
+      out.stale++;
+      continue;
+    }
+    const seen = tab.evaluate(awaitColour(want, PATCH.x, PATCH.y, want)) as Promise<{ shown: number; at: number; key: number; handled: number; received: number }>;
+    await sleep(50);
+    // The driver's own clock of the press and the page's of the frame, both performance.now() in the tab: an upper
+    // bound whatever the frame's and the event's own timestamps say (runs read key → photon below the link's round
+    // trip from them: their time bases are not the page's).
+    const issued = (await tab.evaluate('performance.now()')) as number;
+    await tab.keyboard.press(want);
+    const r = await seen;
+    if (r.shown >= 0 && r.key >= 0) out.latencies.push(r.shown - r.key);
+    else out.misses++;
+    if (r.shown >= 0) out.fromPress.push(r.at - issued);
+    if (r.received > 0 && r.key >= 0) out.toReceive.push(r.received - r.key);
+    if (r.handled >= 0 && r.key >= 0) out.handling.push(r.handled - r.key);
+    if (r.shown >= 0 && r.received > 0 && r.key >= 0) out.pairs.push({ photon: r.shown - r.key, received: r.received - r.key });
+    await sleep(250 + Math.random() * 350);
+  }
+  return out;
+}
