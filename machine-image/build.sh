@@ -65,8 +65,8 @@ chmod 0755 "$r/var/cache/gstreamer-1.0"
 chmod 0644 "$r/var/cache/gstreamer-1.0/registry.bin" 2>/dev/null || true
 # Fontconfig's caches made again here: each names its font directory's mtime to the nanosecond, and the layers' tar
 # archives keep mtimes to the second, so those Debian's packages made no longer matched and every program of a new
-# home scanned the fonts again (0.7 s of CPU a desktop start: the panel, the window manager, the file manager and the
-# terminal each). Also the agent's Python compiled once here (the desktop's user may not write beside it).
+# home scanned the fonts again (about 0.4 s of CPU at its first start: the panel, the window manager, the file manager
+# and the terminal each). Also the agent's Python compiled once here (the desktop's user may not write beside it).
 chroot "$r" fc-cache --system-only --really-force >/dev/null
 chroot "$r" python3 -m compileall -q /opt/hyperdesk-agent >/dev/null
 # The panel without its launcher (it offered only tint2's own settings tool): looking up the launcher's icons with no
