@@ -34,6 +34,19 @@ type Stats = { t: number; rtc: null | { framesDecoded: number; bytes: number; fr
 const PORT = 8080;
 const DIR = '/opt/selkies';
 
+/**
+ * A call to our server, asked again once when its kept-alive connection was closed under it (a Selkies run leaves it
+ * idle for a minute while that page loads, about when the server lets an idle connection go).
+ */
+async function again<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (!(err instanceof TypeError)) throw err;
+    return call();
+  }
+}
+
 function asRoot(project: string, machineId: string, argv: string[]): string {
   return execFileSync('lxc', ['exec', instanceOf(machineId), '--project', project, '--', ...argv], { encoding: 'utf8', timeout: 60_000 });
 }
@@ -105,8 +118,8 @@ export async function selkiesRuns(o: { browser: Browser; base: string; project: 
   const { base, project, buyer: b } = o;
   const out: SelkiesRun[] = [];
   for (let i = 0; i < o.runs; i++) {
-    await api(base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId });
-    await waitOnline(base, b.token, b.machineId, 600_000);
+    await again(() => api(base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId }));
+    await again(() => waitOnline(base, b.token, b.machineId, 600_000));
     if (i === 0) install(project, b.machineId, o.bundle);
     const ip = start(project, b.machineId);
     const url = `http://${ip}:${PORT}/`;
@@ -132,8 +145,8 @@ export async function selkiesRuns(o: { browser: Browser; base: string; project: 
       throw new Error(`Selkies-GStreamer run ${i + 1} failed: ${(e as Error).message}\n${log}`, { cause: e });
     } finally {
       await context.close();
-      await api(base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId, terminate: true });
-      await until(async () => (await statusOf(base, b.token, b.machineId)) === 'offline', 'the machine to stop', 120_000);
+      await again(() => api(base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId, terminate: true }));
+      await until(async () => (await again(() => statusOf(base, b.token, b.machineId))) === 'offline', 'the machine to stop', 120_000);
     }
   }
   return out;
