@@ -39,7 +39,7 @@ import { buildServerOnce, CHROMIUM_ARGS, removeDesktops, SERVER_COMMAND, snap } 
 import { lxdProjectFor } from '../server/src/config';
 import { instanceOf } from '../server/src/modules/machines/providers/lxd/provider';
 import { buyer, statusOf, type Buyer } from '../e2e/tests/connect-helpers';
-import { createLink, destroyLink, findInInstance, planLink, startDelayLines, usage, type DelayLine, type Link } from './stream/netns';
+import { createLink, destroyLink, findInInstance, planLink, startDelayLines, usage, useBetween, type DelayLine, type Link } from './stream/netns';
 import { agentMeans, budget, type AgentTiming, type StageInputs } from './stream/budget';
 import { COLOURS, flipsSince, OBSERVE, showsColour, SNAPSHOT, timingSince } from './stream/page';
 import { keyToPhoton } from './stream/presses';
@@ -386,8 +386,7 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
   const s1 = (await tab.evaluate(SNAPSHOT)) as Snap;
   const cpu1 = pids.map(usage);
   const dt = (s1.t - s0.t) / 1000;
-  const cpu = pids.reduce((a, _p, i) => a + ((cpu1[i]?.cpuS ?? 0) - (cpu0[i]?.cpuS ?? 0)), 0) / dt;
-  const rssMiB = cpu1.reduce((a, u) => a + (u?.rss ?? 0), 0) / 1024 / 1024;
+  const { cores: cpu, rssMiB } = useBetween(cpu0, cpu1, dt);
   let fps: number, kbps: number, freezePct: number, freezeN: number, detail: string;
   let stages: StageInputs | null = null;
   let detail0 = '';

@@ -219,6 +219,12 @@ export function findInInstance(instance: string, pred: (p: Proc) => boolean): nu
     .map((p) => p.pid);
 }
 
+/** Processes' CPU (cores: CPU-s over `dt` seconds, from two usage() readings) and resident memory at the end (MiB). */
+export function useBetween(before: ReturnType<typeof usage>[], after: ReturnType<typeof usage>[], dt: number): { cores: number; rssMiB: number } {
+  const cpuS = after.reduce((sum, u, i) => sum + ((u?.cpuS ?? 0) - (before[i]?.cpuS ?? 0)), 0);
+  return { cores: cpuS / dt, rssMiB: after.reduce((sum, u) => sum + (u?.rss ?? 0), 0) / 1024 / 1024 };
+}
+
 /** CPU time (user + system, in seconds, all threads) and resident memory (bytes) of a process, or null. */
 export function usage(pid: number): { cpuS: number; rss: number } | null {
   try {

@@ -4,7 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { instanceOf } from '../../server/src/modules/machines/providers/lxd/provider';
 import { api, statusOf, waitOnline, type Buyer } from '../../e2e/tests/connect-helpers';
 import { asUser, PATCH, sleep, until, waitIn, writeScene } from './desktop';
-import { findInInstance, usage } from './netns';
+import { findInInstance, usage, useBetween } from './netns';
 import { COLOURS, OBSERVE, showsColour, SNAPSHOT } from './page';
 import { keyToPhoton, type Presses } from './presses';
 import { fmtMs, percentile, ratio } from '../stats';
@@ -101,14 +101,15 @@ async function measureOnce(tab: Page, project: string, machineId: string, second
   const [a, z] = [s0.rtc, s1.rtc];
   const lost = z.packetsLost - a.packetsLost;
   const got = z.packetsReceived - a.packetsReceived;
+  const use = useBetween(cpu0, cpu1, dt);
   const keys = await keyToPhoton(tab, samples);
   return {
     fps: (z.framesDecoded - a.framesDecoded) / dt,
     kbps: ((z.bytes - a.bytes) * 8) / dt / 1000,
     freezePct: ((z.freezeS - a.freezeS) / dt) * 100,
     keys,
-    cpu: pids.reduce((sum, _p, i) => sum + ((cpu1[i]?.cpuS ?? 0) - (cpu0[i]?.cpuS ?? 0)), 0) / dt,
-    rssMiB: cpu1.reduce((sum, u) => sum + (u?.rss ?? 0), 0) / 1024 / 1024,
+    cpu: use.cores,
+    rssMiB: use.rssMiB,
     detail: `${z.codec} ${z.width}×${z.height}, loss ${((100 * lost) / Math.max(1, lost + got)).toFixed(2)}%, RTT ${z.rttS === null ? '?' : Math.round(z.rttS * 1000)} ms`,
   };
 }
