@@ -11,6 +11,12 @@ const MAX_TRANSFERS_PER_MACHINE = 4;
 const MAX_ANSWER_BYTES = 1 << 20;
 /** After the program exited, how long its stdout may stay silent (while not held back by its reader) before it is closed. */
 const STDOUT_IDLE_MS = 30_000;
+/**
+ * LXD 5.0 on a host at full load sometimes ends an exec's stdout before the program's first bytes reach it
+ * (canonical/lxd#11422): a read (list, download) that got no answer at all is asked again, up to this many times.
+ * An upload is not: its body was streamed into the first try.
+ */
+const READ_TRIES = 3;
 
 interface Run {
   /** The program's stdout (with backpressure: the websocket pauses while the reader lags). */
@@ -167,13 +173,19 @@ interface Get {
 
 /** Starts the script's `get` of a file: its header line read (name and size), the file's bytes still to come. */
 async function startGet(lxd: LxdClient, instance: string, path: string): Promise<Get> {
-  const r = await run(lxd, instance, ['get', path]);
-  const first = await firstLine(r.stdout);
-  try {
-    return { r, head: parse<{ name: string; size: number }>(first.line), rest: first.rest };
-  } catch (err) {
-    r.kill();
-    throw err;
+  for (let tries = 1; ; tries++) {
+    const r = await run(lxd, instance, ['get', path]);
+    const first = await firstLine(r.stdout);
+    if (!first.line && tries < READ_TRIES) {
+      r.kill();
+      continue;
+    }
+    try {
+      return { r, head: parse<{ name: string; size: number }>(first.line), rest: first.rest };
+    } catch (err) {
+      r.kill();
+      throw err;
+    }
   }
 }
 
@@ -219,10 +231,12 @@ export function createLxdFiles(lxd: LxdClient, instanceOf: (machineId: string) =
 
   return {
     async list(machineId, dir, max) {
-      const r = await run(lxd, instanceOf(machineId), ['list', dir, String(max)]);
-      const { line } = await firstLine(r.stdout);
-      await r.exit;
-      return parse<{ entries: ListedEntry[]; more: number }>(line);
+      for (let tries = 1; ; tries++) {
+        const r = await run(lxd, instanceOf(machineId), ['list', dir, String(max)]);
+        const { line } = await firstLine(r.stdout);
+        await r.exit;
+        if (line || tries >= READ_TRIES) return parse<{ entries: ListedEntry[]; more: number }>(line);
+      }
     },
 
     async upload(machineId, f) {
