@@ -9,6 +9,7 @@ import { startInbox, type Inbox } from '../inbox';
 import { loginWithPopup, mailedLink, seedUser, seriousViolations, type Account } from './auth-helpers';
 import { payOnCheckout, PAYING_CARD, step } from './buy-helpers';
 import { desktopWindows, homesWith as homesIn, raiseTerminal, runningMachines } from '../desktops';
+import { typeUntil } from '../typing';
 import { api, canvasColours, preferTransport } from './connect-helpers';
 
 /**
@@ -106,25 +107,25 @@ async function connectAndSign(page: Page, mark: string): Promise<Page> {
   // The file manager, mapped late on a busy host, can lie over the terminal where the click lands: the terminals of
   // the course's running desktops are raised first, as a click on a title bar would (a desktop still starting, the
   // other student's, has none yet and is passed over).
-  for (let attempt = 1; ; attempt++) {
-    for (const id of runningMachines(server)) {
-      try {
-        raiseTerminal(server, id);
-      } catch {
-        /* not up yet */
+  await typeUntil({
+    type: async (attempt) => {
+      for (const id of runningMachines(server)) {
+        try {
+          raiseTerminal(server, id);
+        } catch {
+          /* not up yet */
+        }
       }
-    }
-    await tab.mouse.click(box.x + (320 / 1280) * box.width, box.y + (240 / 800) * box.height); // the xterm
-    await tab.keyboard.type(`echo ${mark} > ~/seat.txt`, { delay: 15 });
-    await tab.keyboard.press('Enter');
-    try {
-      await expect.poll(signed, { timeout: 10_000 }).toBe(true);
-      return tab;
-    } catch (err) {
-      if (attempt === 3) throw new Error(`${mark} never signed: ${await whyUnsigned(tab, mark)}`, { cause: err });
-      await tab.keyboard.press('Control+U'); // whatever part of the line is left
-    }
-  }
+      await tab.mouse.click(box.x + (320 / 1280) * box.width, box.y + (240 / 800) * box.height); // the xterm
+      if (attempt > 1) await tab.keyboard.press('Control+U'); // whatever part of the line is left
+      await tab.keyboard.type(`echo ${mark} > ~/seat.txt`, { delay: 15 });
+      await tab.keyboard.press('Enter');
+    },
+    read: signed,
+    done: (yes) => yes,
+    failed: () => whyUnsigned(tab, mark),
+  });
+  return tab;
 }
 
 it('instructor buys a 3-student course, uploads the list, Start All; two students connect; others see nothing; Stop All', { timeout: 600_000 }, async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Browser, CDPSession, Page } from 'playwright-core';
 import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
 import { raiseTerminal } from '../desktops';
+import { typeUntil } from '../typing';
 import { readHome, streamingTab, videoSize } from './stream-helpers';
 
 let server: RunningServer;
@@ -75,16 +76,14 @@ it('on a phone: a tap clicks, a drag holds the button, two fingers scroll, a lon
   await keyboard.tap();
   expect(await tab.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.testid)).toBe('desktop-keys');
   // (A desktop that has just come up may give the terminal the keyboard a moment later: the line is typed again.)
-  for (let attempt = 1; ; attempt++) {
-    await tab.keyboard.insertText('echo typed-on-a-phone > phone.txt');
-    await tab.keyboard.press('Enter');
-    try {
-      await expect.poll(() => readHome(server, b.machineId, 'phone.txt'), { timeout: 10_000 }).toBe('typed-on-a-phone\n');
-      break;
-    } catch (err) {
-      if (attempt === 3) throw err;
-    }
-  }
+  await typeUntil({
+    type: async () => {
+      await tab.keyboard.insertText('echo typed-on-a-phone > phone.txt');
+      await tab.keyboard.press('Enter');
+    },
+    read: () => readHome(server, b.machineId, 'phone.txt'),
+    done: (text) => text === 'typed-on-a-phone\n',
+  });
   // The probe: xterm reports mouse buttons, drags and the wheel to a shell `read` (until a q is typed) that writes
   // them to touch.txt; armed.txt says it listens.
   await tab.keyboard.insertText(
@@ -172,16 +171,14 @@ it('on a phone: a tap clicks, a drag holds the button, two fingers scroll, a lon
   await tab.touchscreen.tap(box.x + 300 * scale, box.y + 200 * scale);
   await keyboard.tap();
   expect(await tab.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.testid)).toBe('desktop-keys');
-  for (let attempt = 1; ; attempt++) {
-    await tab.keyboard.insertText('echo typed-under-vnc > vnc.txt');
-    await tab.keyboard.press('Enter');
-    try {
-      await expect.poll(() => readHome(server, b.machineId, 'vnc.txt'), { timeout: 10_000 }).toBe('typed-under-vnc\n');
-      break;
-    } catch (err) {
-      if (attempt === 3) throw err;
-    }
-  }
+  await typeUntil({
+    type: async () => {
+      await tab.keyboard.insertText('echo typed-under-vnc > vnc.txt');
+      await tab.keyboard.press('Enter');
+    },
+    read: () => readHome(server, b.machineId, 'vnc.txt'),
+    done: (text) => text === 'typed-under-vnc\n',
+  });
   await snap(tab, 'connect-touch-vnc-keyboard');
   await b.context.close();
 }, 300_000);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
 import { desktopWindows, raiseTerminal, readHome as homeFile } from '../desktops';
+import { typeUntil } from '../typing';
 import { terminalShown } from './stream-helpers';
 import { buyer, canvasColours, connectHref } from './connect-helpers';
 
@@ -40,23 +41,22 @@ const readHome = (machineId: string, name: string) => homeFile(server, machineId
  * a second try the terminal is raised, as a click on its title bar would; a third failure says what the desktop shows.
  */
 async function typeLine(tab: Page, canvas: Locator, machineId: string, line: string, file: string, want: string): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    if (attempt > 1) raiseTerminal(server, machineId);
-    const xterm = await at(canvas, 110, 180);
-    await tab.mouse.click(xterm.x, xterm.y);
-    if (attempt > 1) await tab.keyboard.press('Control+U');
-    await tab.keyboard.type(line, { delay: 15 });
-    await tab.keyboard.press('Enter');
-    try {
-      await expect.poll(() => readHome(machineId, file), { timeout: 10_000 }).toBe(want);
-      return;
-    } catch (err) {
-      if (attempt === 3) {
-        await snap(tab, `connect-no-${file}`);
-        throw new Error(`"${line}" never wrote ${file}; the desktop's windows: ${JSON.stringify(desktopWindows(server, machineId))}`, { cause: err });
-      }
-    }
-  }
+  await typeUntil({
+    type: async (attempt) => {
+      if (attempt > 1) raiseTerminal(server, machineId);
+      const xterm = await at(canvas, 110, 180);
+      await tab.mouse.click(xterm.x, xterm.y);
+      if (attempt > 1) await tab.keyboard.press('Control+U');
+      await tab.keyboard.type(line, { delay: 15 });
+      await tab.keyboard.press('Enter');
+    },
+    read: () => readHome(machineId, file),
+    done: (text) => text === want,
+    failed: async () => {
+      await snap(tab, `connect-no-${file}`);
+      return `"${line}" never wrote ${file}; the desktop's windows: ${JSON.stringify(desktopWindows(server, machineId))}`;
+    },
+  });
 }
 
 const connected = (tab: Page) => tab.locator('main[data-phase="connected"]').waitFor({ timeout: 60_000 });

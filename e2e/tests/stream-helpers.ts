@@ -2,7 +2,8 @@ import { expect } from 'vitest';
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import { snap, type RunningServer } from '../harness';
 import { api, buyer, connectHref, waitOnline, type Buyer } from './connect-helpers';
-import { machineLog as logOf, readHome as homeFile, windowTitles } from '../desktops';
+import { machineLog as logOf, raiseTerminal, readHome as homeFile, windowTitles } from '../desktops';
+import { typeUntil } from '../typing';
 
 /** Shared steps of the WebRTC browser tests (stream-*.test.ts). */
 
@@ -75,21 +76,17 @@ export async function runInTerminal(tab: Page, line: string, click = true): Prom
 
 /**
  * Runs a shell line in the xterm that writes `file`, and answers the file's text once it has some. A desktop that
- * has just come up may not have its terminal focused yet when the first keys arrive: the line is typed again (it
- * is idempotent) until the file shows up.
+ * has just come up may not have its terminal focused yet when the first keys arrive, or its file manager may map over
+ * the click: the line is typed again (it is idempotent), the terminal raised first, until the file shows up.
  */
 export async function terminalOutput(server: RunningServer, b: Buyer & { tab: Page }, line: string, file: string, click = true): Promise<string> {
-  for (let attempt = 1; ; attempt++) {
-    await runInTerminal(b.tab, `rm -f ${file}; ${line} > ${file}.tmp && mv ${file}.tmp ${file}`, click);
-    let text = '';
-    try {
-      await expect.poll(() => (text = readHome(server, b.machineId, file)), { timeout: 10_000 }).not.toBe('');
-      return text;
-    } catch (err) {
-      if (attempt === 3) {
-        await snap(b.tab, `stream-no-${file}`);
-        throw err;
-      }
-    }
-  }
+  return typeUntil({
+    type: async (attempt) => {
+      if (attempt > 1) raiseTerminal(server, b.machineId); // the file manager, mapped late, can lie over the click
+      await runInTerminal(b.tab, `rm -f ${file}; ${line} > ${file}.tmp && mv ${file}.tmp ${file}`, click);
+    },
+    read: () => readHome(server, b.machineId, file),
+    done: (text) => text !== '',
+    failed: () => snap(b.tab, `stream-no-${file}`).then(() => undefined),
+  });
 }

@@ -3,7 +3,8 @@ import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
 import { api, buyer, connectHref, waitOnline } from './connect-helpers';
 import { clickTerminal, machineLog, terminalShown } from './stream-helpers';
-import { readHome as homeFile } from '../desktops';
+import { raiseTerminal, readHome as homeFile } from '../desktops';
+import { typeUntil } from '../typing';
 
 let server: RunningServer;
 let browser: Browser;
@@ -91,21 +92,18 @@ it('streams the desktop over WebRTC: a moving picture, typing, clipboard both wa
   expect(agentLog.match(/offer sent/g)?.length).toBe(agentLog.match(/viewer started, codec/g)?.length);
 
   // Typing reaches the desktop: the xterm runs what we type, and the file it writes lands in the home folder.
-  // A desktop that has just come up may lose the first keys (its terminal not focused yet on a loaded host): the
-  // line is idempotent and typed again, at most three times.
-  for (let attempt = 1; ; attempt++) {
-    await clickTerminal(tab);
-    await tab.keyboard.type('date +%s%N > typed.txt; echo Hello-From-WebRTC >> typed.txt\n', { delay: 15 });
-    try {
-      await expect.poll(() => readHome(b.machineId, 'typed.txt'), { timeout: 10_000 }).toContain('Hello-From-WebRTC');
-      break;
-    } catch (err) {
-      if (attempt === 3) {
-        await snap(tab, 'stream-typing-lost');
-        throw err;
-      }
-    }
-  }
+  // A desktop that has just come up may lose the first keys (its terminal not focused yet on a loaded host, or the
+  // file manager mapped over the click): the line is idempotent and typed again, the terminal raised first.
+  await typeUntil({
+    type: async (attempt) => {
+      if (attempt > 1) raiseTerminal(server, b.machineId); // the file manager, mapped late, can lie over the click
+      await clickTerminal(tab);
+      await tab.keyboard.type('date +%s%N > typed.txt; echo Hello-From-WebRTC >> typed.txt\n', { delay: 15 });
+    },
+    read: () => readHome(b.machineId, 'typed.txt'),
+    done: (text) => text.includes('Hello-From-WebRTC'),
+    failed: () => snap(tab, 'stream-typing-lost').then(() => undefined),
+  });
   // The picture moves: the terminal printed a new prompt, so the frame is a different one.
   const first = await frameHash(tab);
   await tab.keyboard.type('seq 1 40\n', { delay: 15 });

@@ -10,6 +10,7 @@ import { startInbox, type Inbox } from '../inbox';
 import { mailedLink, seedUser, type Account } from './auth-helpers';
 import { payOnCheckout, PAYING_CARD } from './buy-helpers';
 import { api, preferTransport } from './connect-helpers';
+import { typeUntil } from '../typing';
 
 /**
  * The instructor wall (issue 22.2) in Chromium against the real server on LXD: a thumbnail per running seat with the
@@ -166,21 +167,18 @@ it('wall: thumbnails per running seat, raised hand, live watch, take-over typed 
     }
   };
   // The line is idempotent: typed again (on an emptied line) when a loaded host lost it, at most three times.
-  for (let attempt = 1; ; attempt++) {
-    await teacher.mouse.click(box.x + (200 / 1920) * box.width, box.y + (300 / 1080) * box.height); // inside the xterm, left of where the file manager goes
-    await teacher.keyboard.press('Control+U');
-    await teacher.keyboard.type('echo taken-over-by-wall > ~/wall.txt', { delay: 20 });
-    await teacher.keyboard.press('Enter');
-    try {
-      await expect.poll(wallFile, { timeout: 15_000 }).toBe('taken-over-by-wall');
-      break;
-    } catch (err) {
-      if (attempt === 3) {
-        await snap(teacher, 'wall-take-over-lost');
-        throw err;
-      }
-    }
-  }
+  await typeUntil({
+    type: async () => {
+      await teacher.mouse.click(box.x + (200 / 1920) * box.width, box.y + (300 / 1080) * box.height); // inside the xterm, left of where the file manager goes
+      await teacher.keyboard.press('Control+U');
+      await teacher.keyboard.type('echo taken-over-by-wall > ~/wall.txt', { delay: 20 });
+      await teacher.keyboard.press('Enter');
+    },
+    read: wallFile,
+    done: (text) => text === 'taken-over-by-wall',
+    timeout: 15_000,
+    failed: () => snap(teacher, 'wall-take-over-lost').then(() => undefined),
+  });
   await snap(teacher, 'wall-03-take-over');
 
   // Give back: the student is told it ended; input is refused again.
