@@ -158,7 +158,15 @@ async function importImage(root: string, lxcA: (args: string[]) => Promise<strin
     await run('lxc', ['image', 'export', host, `${root}/image/`], { maxBuffer: 1 << 24 });
     files = readdirSync(`${root}/image`).sort((a) => (a.startsWith('meta-') ? -1 : 1)).map((f) => `${root}/image/${f}`);
   }
-  await lxcA(['image', 'import', ...files, '--alias', IMAGE]);
+  try {
+    await lxcA(['image', 'import', ...files, '--alias', IMAGE]);
+  } catch (err) {
+    // The second member's join can cut the import's event stream on a loaded host ("websocket: close 1006") while
+    // the import itself goes on: the image is then there, and only its alias may be missing.
+    const there = await lxcA(['image', 'info', fp]).then(() => true, () => false);
+    if (!there) throw err;
+    if (!(await lxcA(['image', 'info', IMAGE]).then(() => true, () => false))) await lxcA(['image', 'alias', 'create', IMAGE, fp]);
+  }
 }
 
 /**
@@ -221,7 +229,7 @@ networks: [{name: ${CLUSTER_NETWORK}, type: bridge, config: {ipv4.address: 10.25
   // A member is offline after 11 s without a heartbeat (LXD's least; 20 by default). Set once clustered.
   await lxcA(['config', 'set', 'cluster.offline_threshold', '11']);
   const token = (await lxcA(['cluster', 'add', NS[1]])).trim().split('\n').pop()!;
-  const imported = importImage(root, lxcA);
+  const imported = importImage(root, lxcA).then(() => true, () => false);
   await preseed(
     1,
     `cluster:
@@ -232,7 +240,8 @@ networks: [{name: ${CLUSTER_NETWORK}, type: bridge, config: {ipv4.address: 10.25
   member_config: [{entity: storage-pool, name: ${CLUSTER_POOL}, key: size, value: 5GiB}]
 `,
   );
-  await imported;
+  // Imported once more, alone, when the join cut the first try short (its error then says why).
+  if (!(await imported)) await importImage(root, lxcA);
   // The project and certificate as scripts/lxd/host-setup.sh makes them (member targeting allowed).
   await lxcA(['project', 'create', CLUSTER_PROJECT, '-c', 'features.images=false', '-c', 'features.profiles=true', '-c', 'features.storage.volumes=true', '-c', 'features.networks=false',
     '-c', 'restricted=true', '-c', 'restricted.containers.nesting=block', '-c', 'restricted.containers.privilege=isolated', '-c', 'restricted.containers.lowlevel=block',

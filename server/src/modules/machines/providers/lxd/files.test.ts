@@ -13,7 +13,7 @@ type Program = (args: string[]) => Buffer | null;
  * LXD's exec API as the files module uses it: each exec an operation with four websockets; once all four are
  * open, the program's stdout is sent, then LXD's end-of-stream barrier (a text message), and the operation ends.
  */
-async function fakeLxd(program: Program) {
+async function fakeLxd(program: Program, refuseFirst = 0) {
   const wss = new WebSocketServer({ noServer: true });
   const server = http.createServer();
   const execs: string[][] = [];
@@ -43,6 +43,7 @@ async function fakeLxd(program: Program) {
     },
     send: () => Promise.reject(new Error('not used')),
     begin: async (_method: string, _path: string, body: unknown) => {
+      if (refuseFirst-- > 0) throw new Error('websocket: close 1006 (abnormal closure): unexpected EOF');
       const args = (body as { command: string[] }).command.slice(4); // python3 -I -c SCRIPT ...args
       execs.push(args);
       const id = `op${execs.length}`;
@@ -96,6 +97,13 @@ describe('the lxd files module, when LXD loses an exec output', () => {
     cleanup = lxd.close;
     await expect(lxd.files.list('m1', 'Downloads', 100)).rejects.toThrow('the desktop gave no answer');
     expect(lxd.execs).toHaveLength(3);
+  });
+
+  it('asks again when the exec failed before the program could answer', async () => {
+    const lxd = await fakeLxd(() => Buffer.from(LISTING), 2);
+    cleanup = lxd.close;
+    expect((await lxd.files.list('m1', 'Downloads', 100)).entries).toHaveLength(1);
+    expect(lxd.execs).toHaveLength(1);
   });
 
   it("does not ask again when the desktop answered with an error", async () => {

@@ -13,8 +13,8 @@ const MAX_ANSWER_BYTES = 1 << 20;
 const STDOUT_IDLE_MS = 30_000;
 /**
  * LXD 5.0 on a host at full load sometimes ends an exec's stdout before the program's first bytes reach it
- * (canonical/lxd#11422): a read (list, download) that got no answer at all is asked again, up to this many times.
- * An upload is not: its body was streamed into the first try.
+ * (canonical/lxd#11422), or drops one of its websockets: a read (list, download) that got no answer at all is asked
+ * again, up to this many times. An upload is not: its body was streamed into the first try.
  */
 const READ_TRIES = 3;
 
@@ -171,21 +171,33 @@ interface Get {
   rest: Buffer;
 }
 
+/**
+ * Runs a read (list, get) and answers its first line, trying again when LXD lost it: no answer at all, or the exec
+ * failed before the program could answer (LXD under full load, canonical/lxd#11422). The run is answered open: a
+ * `get`'s file follows its first line.
+ */
+async function answered(lxd: LxdClient, instance: string, args: string[]): Promise<{ r: Run; line: string; rest: Buffer }> {
+  for (let tries = 1; ; tries++) {
+    let r: Run | undefined;
+    try {
+      r = await run(lxd, instance, args);
+      const first = await firstLine(r.stdout);
+      if (first.line || tries >= READ_TRIES) return { r, ...first };
+    } catch (err) {
+      if (tries >= READ_TRIES) throw err;
+    }
+    r?.kill();
+  }
+}
+
 /** Starts the script's `get` of a file: its header line read (name and size), the file's bytes still to come. */
 async function startGet(lxd: LxdClient, instance: string, path: string): Promise<Get> {
-  for (let tries = 1; ; tries++) {
-    const r = await run(lxd, instance, ['get', path]);
-    const first = await firstLine(r.stdout);
-    if (!first.line && tries < READ_TRIES) {
-      r.kill();
-      continue;
-    }
-    try {
-      return { r, head: parse<{ name: string; size: number }>(first.line), rest: first.rest };
-    } catch (err) {
-      r.kill();
-      throw err;
-    }
+  const { r, line, rest } = await answered(lxd, instance, ['get', path]);
+  try {
+    return { r, head: parse<{ name: string; size: number }>(line), rest };
+  } catch (err) {
+    r.kill();
+    throw err;
   }
 }
 
@@ -231,12 +243,9 @@ export function createLxdFiles(lxd: LxdClient, instanceOf: (machineId: string) =
 
   return {
     async list(machineId, dir, max) {
-      for (let tries = 1; ; tries++) {
-        const r = await run(lxd, instanceOf(machineId), ['list', dir, String(max)]);
-        const { line } = await firstLine(r.stdout);
-        await r.exit;
-        if (line || tries >= READ_TRIES) return parse<{ entries: ListedEntry[]; more: number }>(line);
-      }
+      const { r, line } = await answered(lxd, instanceOf(machineId), ['list', dir, String(max)]);
+      await r.exit;
+      return parse<{ entries: ListedEntry[]; more: number }>(line);
     },
 
     async upload(machineId, f) {
