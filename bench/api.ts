@@ -29,14 +29,12 @@
  *
  *   npm run bench:api [seconds per run (default 5)] [rounds (default 3)]
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
-import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { sql } from 'drizzle-orm';
 import { openDatabase, type Database, type Db } from '../server/src/db/client';
@@ -54,11 +52,11 @@ import { freePort } from '../e2e/harness';
 import { buyPack, signIn, signUp } from './seed-http';
 import { fmtMs, percentile, ratio } from './stats';
 import { runOnEachDatabase } from './each-database';
+import { childEnv, ROOT, SERVER_COMMAND, startProcess, type Collected, type Proc } from './server-process';
 
 const SECONDS = Number(process.argv[2] ?? 5);
 const ROUNDS = Number(process.argv[3] ?? 3);
 const DAY = 86_400_000;
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const run = promisify(execFile);
 const AUTOCANNON = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
 const PACED = path.join(ROOT, 'bench/paced.ts');
@@ -230,81 +228,6 @@ async function seed(database: Database): Promise<Seeded> {
   return { twin: twin.u, used: used.u, teacher, courseId, sign: (p) => tokens.sign(p) };
 }
 
-/** What the bench's log collector saw of one process: lines and bytes, warnings and errors, and the last lines. */
-interface Collected {
-  lines: number;
-  bytes: number;
-  warnings: number;
-  /** The first few warning or error messages. */
-  warned: string[];
-  tail: string[];
-}
-
-interface Proc {
-  name: string;
-  proc: ChildProcess;
-  pid: number;
-  port: number;
-  log: Collected;
-  stop(): Promise<void>;
-}
-
-/** Reads a process's stdout and stderr line by line and parses the JSON lines, as a log collector would. */
-function collect(proc: ChildProcess): Collected {
-  const c: Collected = { lines: 0, bytes: 0, warnings: 0, warned: [], tail: [] };
-  const take = (line: string) => {
-    c.lines++;
-    c.bytes += line.length + 1;
-    let entry: { level?: number; msg?: string } = {};
-    try {
-      entry = JSON.parse(line) as typeof entry;
-    } catch {
-      // a plain line (the start-up banner): info
-    }
-    if ((entry.level ?? 30) >= 40 && ++c.warnings <= 5) c.warned.push(String(entry.msg ?? line).slice(0, 160));
-    c.tail.push(line);
-    if (c.tail.length > 20) c.tail.shift();
-  };
-  createInterface({ input: proc.stdout! }).on('line', take);
-  createInterface({ input: proc.stderr! }).on('line', take);
-  return c;
-}
-
-/** Spawns a server process, waits until `ready` answers 200; stop() ends it with SIGTERM (main.ts drains). */
-async function startProcess(name: string, cmd: string[], env: Record<string, string>, port: number, ready: string): Promise<Proc> {
-  const proc = spawn(cmd[0]!, cmd.slice(1), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const log = collect(proc);
-  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-  const deadline = Date.now() + 180_000;
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`${name} exited (${proc.exitCode}):\n${log.tail.join('\n')}`);
-    if (Date.now() > deadline) throw new Error(`${name} not ready in 180 s:\n${log.tail.join('\n')}`);
-    if (await fetch(`http://127.0.0.1:${port}${ready}`).then((r) => r.ok, () => false)) break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return {
-    name,
-    proc,
-    pid: proc.pid!,
-    port,
-    log,
-    async stop() {
-      if (proc.exitCode === null) proc.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
-
-/** The environment of a child: ours without database settings, plus `extra`. */
-function childEnv(extra: Record<string, string | undefined>): Record<string, string> {
-  const env: Record<string, string> = { ...(process.env as Record<string, string>) };
-  delete env.DATABASE_URL;
-  delete env.DATA_DIR;
-  delete env.PORT;
-  for (const [k, v] of Object.entries(extra)) if (v !== undefined) env[k] = v;
-  return env;
-}
-
 /** The compiled server (as npm start builds it) and the baseline, bundled the same way. */
 async function buildServers() {
   await run(process.execPath, [path.join(ROOT, 'scripts/build-server.mjs')], { cwd: ROOT });
@@ -369,7 +292,7 @@ async function bench(kind: string) {
     const base = `http://127.0.0.1:${serverPort}`;
     server = await startProcess(
       'server',
-      ['sh', path.join(ROOT, 'scripts/run-server.sh')],
+      SERVER_COMMAND,
       childEnv({ DATABASE_URL: url, DATA_DIR: dataDir, PORT: String(serverPort), HOST: '127.0.0.1', PUBLIC_URL: base }),
       serverPort,
       '/readyz',

@@ -9,26 +9,37 @@
  * finds them (its time is printed: a new instance's first start remaps its files to the instance's own id range).
  * Baseline, same run: one student connecting alone to a seat that is already theirs, after the class rush (5 times).
  *
- * The students run in a process of their own (./students.ts), apart from the server in this one: their client speaks
+ * The server runs as `npm start` runs it (scripts/run-server.sh: compiled, logging on, the unprivileged user, on
+ * PGlite or, with DATABASE_URL, a fresh database on that PostgreSQL), in its own process; the course, its instructor
+ * and students are written into its database before it starts, as bench:api seeds its readers.
+ * The students run in a process of their own (./students.ts), apart from this one and the server's: their client speaks
  * RFB through the gateway as the tab's VNC mode does (32-bit pixels, a compressed encoding: ZRLE), reading the tiles'
  * colours to tell a drawn desktop from an empty screen; the tab's WebRTC first frame is bench:stream's (one viewer at
  * a time: 40 video encoders do not fit 2 cores).
  *
- *   sudo npx tsx bench/classroom/class-start.ts [seats (default 40)]
- * With PROFILE=<file>, a CPU profile of the server's process while the students connect (and its top functions).
+ *   sudo [DATABASE_URL=postgres://…] npx tsx bench/classroom/class-start.ts [seats (default 40)]
  */
-import { eq } from 'drizzle-orm';
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { machines } from '../../server/src/db/schema/index';
+import { openDatabase, type Database } from '../../server/src/db/client';
+import { migrate } from '../../server/src/db/migrate';
+import { lxdProjectFor } from '../../server/src/config';
+import { systemClock } from '../../server/src/lib/clock';
+import { createTokens, type Principal } from '../../server/src/modules/identity/tokens';
+import { createLedger } from '../../server/src/modules/ledger/service';
+import { fulfilCourseOrder } from '../../server/src/modules/courses/fulfil';
 import { seedCourseOrder, seedRoster, seedUser } from '../../server/src/modules/courses/fixtures/seed';
 import { warmLeadMs } from '../../server/src/modules/timetable/job';
 import { until as waitFor } from '../../server/test/machines-desktops';
-import { startBenchServer } from '../server';
+import { freshDatabase } from '../../server/test/harness';
+import { removeProject } from '../../server/test/lxd-fixtures';
+import { freePort } from '../../e2e/harness';
+import { childEnv, ROOT, SERVER_COMMAND, startProcess } from '../server-process';
 import { cpuSnapshot, cpuSplit } from '../cpu-split';
-import { profileWhile } from '../profile';
 import { fmtMs, percentile, ratio } from '../stats';
 import type { Connected, StudentsResult } from './students';
 
@@ -38,7 +49,6 @@ const SOLO_RUNS = 5;
 const FIRST_START_TIMEOUT_MS = 30 * 60_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-type Server = Awaited<ReturnType<typeof startBenchServer>>;
 const STUDENTS = path.join(path.dirname(fileURLToPath(import.meta.url)), 'students.ts');
 const run = promisify(execFile);
 
@@ -65,15 +75,52 @@ function classSlot(leadMs: number) {
 type Call = (path: string, body: object) => Promise<unknown>;
 type States = () => Promise<string[]>;
 
-/** A course of `seats` machines with as many verified students on its roster (sign their id tokens when they connect: a first start can outlast them). */
-async function seedClass(server: Server, ownerId: string, seats: number) {
-  const { app, db } = server;
+/**
+ * A course of `seats` machines with as many verified students on its roster, and its instructor, written into the
+ * database as the product writes them; and the deployment's signing key (made here as the server would make it on
+ * first use), so tokens are signed whenever needed (a first start can outlast one).
+ */
+async function seedClass(database: Database, seats: number) {
+  const db = database.db;
+  const owner = await seedUser(db, { instructor: true, name: 'Bench Instructor' });
   const startAt = new Date(Date.now() - DAY);
-  const orderId = await seedCourseOrder(db, { userId: ownerId, vms: seats, hours: 10, startAt, expiresAt: new Date(startAt.getTime() + 7 * DAY) });
-  const courseId = await db.transaction((tx) => app.ctx.courses.fulfilCourseOrder(tx, { id: orderId }));
+  const orderId = await seedCourseOrder(db, { userId: owner.uid, vms: seats, hours: 10, startAt, expiresAt: new Date(startAt.getTime() + 7 * DAY) });
+  const courseId = await db.transaction((tx) => fulfilCourseOrder(tx, createLedger(db), { id: orderId }));
   const students = await Promise.all(Array.from({ length: seats }, (_, i) => seedUser(db, { name: `Student ${i + 1}` })));
   await seedRoster(db, courseId, students.map((st) => st.email));
-  return { courseId, students };
+  const tokens = await createTokens(db, systemClock);
+  return { owner, courseId, students, sign: (p: Principal) => tokens.sign(p) };
+}
+
+/**
+ * The server as `npm start` runs it, in its own process, on a fresh database holding the class: PGlite in its data
+ * dir (written here first, then handed over), or a new database on DATABASE_URL's PostgreSQL. close() stops it and
+ * removes the database, the deployment's LXD project and the data dir.
+ */
+async function startClassServer(seats: number) {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'hd-bench-class-'));
+  const fresh = process.env.DATABASE_URL ? await freshDatabase() : null;
+  const database = fresh?.database ?? (await openDatabase({ dataDir }));
+  if (!fresh) await migrate(database);
+  const seeded = await seedClass(database, seats);
+  if (!fresh) await database.close(); // the server takes the data dir
+  await run(process.execPath, [path.join(ROOT, 'scripts/build-server.mjs')], { cwd: ROOT });
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const server = await startProcess('server', SERVER_COMMAND, childEnv({ DATABASE_URL: fresh?.url, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: base }), port, '/readyz');
+  return {
+    base,
+    pid: server.pid,
+    log: server.log,
+    seeded,
+    databaseKind: fresh ? 'PostgreSQL' : 'PGlite',
+    async close() {
+      await server.stop();
+      await fresh?.drop();
+      removeProject(lxdProjectFor(dataDir));
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }
 
 /**
@@ -138,42 +185,45 @@ function report(seats: number, databaseKind: string, rush: Connected[], alone: C
   console.log(`${'tickets refused (409) before a seat was ready'.padEnd(58)} ${rush.reduce((n, r) => n + r.refused, 0)}`);
 }
 
+/** The course's machines' states, as its instructor's dashboard reads them (GET /v1/user/wallet/balance). */
+function courseStates(base: string, token: () => Promise<string>, courseId: string): States {
+  return async () => {
+    const res = await fetch(`${base}/v1/user/wallet/balance`, { headers: { idtoken: await token() } });
+    if (res.status !== 200) throw new Error(`balance: ${res.status} ${await res.text()}`);
+    const { balance } = (await res.json()) as { balance: { packId: string; seats?: { instanceStatus: string }[] }[] };
+    return balance.find((e) => e.packId === courseId)?.seats?.map((x) => x.instanceStatus) ?? [];
+  };
+}
+
 export async function classStart(seats: number): Promise<void> {
-  const server = await startBenchServer('class');
-  const { app, base, db } = server;
-  const owner = await seedUser(db, { instructor: true, name: 'Bench Instructor' });
+  const server = await startClassServer(seats);
+  const { base, seeded } = server;
+  const { courseId, owner } = seeded;
+  const instructor = () => seeded.sign(owner);
   const call: Call = async (route, body) => {
-    const res = await fetch(`${base}${route}`, { method: 'POST', headers: { idtoken: await app.ctx.tokens.sign(owner), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${base}${route}`, { method: 'POST', headers: { idtoken: await instructor(), 'content-type': 'application/json' }, body: JSON.stringify(body) });
     if (res.status !== 200) throw new Error(`${route}: ${res.status} ${await res.text()}`);
     return res.json();
   };
-  let courseId = '';
+  const states = courseStates(base, instructor, courseId);
   let cleaned: Promise<void> | null = null;
   /** Stops the course and removes everything the run made (also on Ctrl-C). */
   const cleanup = () =>
     (cleaned ??= (async () => {
-      if (courseId) await call('/v1/pack/stop', { packId: courseId, terminate: true }).catch(() => undefined);
-      const running = async () => (await app.ctx.machines.provider.list()).length > 0;
-      for (let i = 0; i < 600 && (await running().catch(() => false)); i++) await sleep(100);
+      await call('/v1/pack/stop', { packId: courseId, terminate: true }).catch(() => undefined);
+      for (let i = 0; i < 600 && !(await states().then((s) => s.every((x) => x === 'offline'), () => true)); i++) await sleep(100);
       await server.close();
     })());
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void cleanup().finally(() => process.exit(130)));
   try {
-    const seeded = await seedClass(server, owner.uid, seats);
-    courseId = seeded.courseId;
-    const states: States = async () => (await db.select({ observed: machines.observed }).from(machines).where(eq(machines.courseId, courseId))).map((r) => r.observed);
     await earlierClass(call, states, courseId, seats);
     await untilClassBegins(call, states, courseId, seats);
     console.log(`the class begins: ${seats} students press Connect`);
-    const tokens = await Promise.all(seeded.students.map((st) => app.ctx.tokens.sign(st)));
-    const stopProfile = await profileWhile(`the ${seats} students connected`);
-    const before = { cpu: cpuSnapshot(), own: process.cpuUsage() };
+    const tokens = await Promise.all(seeded.students.map((st) => seeded.sign(st)));
+    const before = cpuSnapshot({ 'the server (its own process)': server.pid });
     const { connected: rush, failed, cpuSeconds } = await students(base, tokens, courseId, true);
-    const own = process.cpuUsage(before.own);
-    await stopProfile();
     const burst = [
-      ...cpuSplit(before.cpu, cpuSnapshot()),
-      `${'the server (this process)'.padEnd(34)} ${((own.user + own.system) / 1e6).toFixed(1).padStart(7)} CPU-s`,
+      ...cpuSplit(before, cpuSnapshot({ 'the server (its own process)': server.pid })),
       `${'the students (their RFB clients)'.padEnd(34)} ${cpuSeconds.toFixed(1).padStart(7)} CPU-s`,
     ];
     if (failed.length) console.log(`${failed.length} of ${seats} students got no content:\n  ${[...new Set(failed)].join('\n  ')}`);
@@ -182,6 +232,7 @@ export async function classStart(seats: number): Promise<void> {
     for (const f of soloFailed) console.log(`a student alone got no content: ${f}`);
     report(seats, server.databaseKind, rush, alone);
     console.log(`\nwhere the CPU went while the ${seats} students connected:\n  ${burst.join('\n  ')}`);
+    console.log(`the server's log: ${server.log.lines} lines, ${server.log.warnings} warnings or errors${server.log.warned.length ? `: ${server.log.warned.join(' | ')}` : ''}`);
   } finally {
     await cleanup();
   }
