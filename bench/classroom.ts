@@ -4,16 +4,18 @@
  * (p50 and max over the runs), the memory of the running desktops, and Stop All until every desktop is gone.
  * Baseline, measured in the same run (before each classroom run): Start All of a 1-machine course on the same server;
  * the classroom's all-online and acknowledgement p50s are printed as multiples of it (the scaling factor).
- * The server is built with the production buildApp and runs all its jobs (the reconciler starts the desktops);
- * PGlite, or PostgreSQL with DATABASE_URL. Then the start of a class on the timetable (bench/classroom/class-start.ts): the same
+ * The server runs as `npm start` runs it, in its own process (bench/production-server.ts; the reconciler starts the
+ * desktops), on PGlite, or PostgreSQL with DATABASE_URL; the courses are written into its database before it starts.
+ * Then the start of a class on the timetable (bench/classroom/class-start.ts): the same
  * number of seats warm-started by the timetable and every student connecting when the class begins.
  *
  *   npx tsx bench/classroom.ts [runs (default 3)] [machines (default 40)]
  */
-import { eq } from 'drizzle-orm';
-import { machines } from '../server/src/db/schema/index';
+import type { Database } from '../server/src/db/client';
+import { createLedger } from '../server/src/modules/ledger/service';
+import { fulfilCourseOrder } from '../server/src/modules/courses/fulfil';
 import { seedCourseOrder, seedUser } from '../server/src/modules/courses/fixtures/seed';
-import { startBenchServer } from './server';
+import { courseStates, startSeededServer } from './production-server';
 import { desktopMemory, instanceProcesses, printDesktopMemory } from './memory';
 import { fmtMs, percentile, ratio } from './stats';
 import { classStart } from './classroom/class-start';
@@ -23,31 +25,36 @@ const VMS = Number(process.argv[3] ?? 40);
 const RUN_TIMEOUT_MS = 15 * 60_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function main() {
-  const server = await startBenchServer('classroom');
-  const { app, base, project, db } = server;
-  const running = () => instanceProcesses(project).length > 0;
-
+/** The instructor and two courses: the classroom's `VMS` machines and the 1-machine baseline. */
+async function seedCourses(database: Database) {
+  const db = database.db;
   const owner = await seedUser(db, { instructor: true, name: 'Bench Instructor' });
-  const token = await app.ctx.tokens.sign(owner);
   const startAt = new Date(Date.now() - 60_000);
   const course = async (vms: number) => {
     const orderId = await seedCourseOrder(db, { userId: owner.uid, vms, hours: 10, startAt, expiresAt: new Date(startAt.getTime() + 7 * 86_400_000) });
-    return db.transaction((tx) => app.ctx.courses.fulfilCourseOrder(tx, { id: orderId }));
+    return db.transaction((tx) => fulfilCourseOrder(tx, createLedger(db), { id: orderId }));
   };
-  const courseId = await course(VMS);
-  const baselineId = await course(1);
+  return { owner, courseId: await course(VMS), baselineId: await course(1) };
+}
+
+async function main() {
+  const server = await startSeededServer('classroom', seedCourses);
+  const { base, project } = server;
+  const { owner, courseId, baselineId } = server.seeded;
+  const running = () => instanceProcesses(project).length > 0;
+  const token = server.tokenFor(owner);
   const pack = async (what: 'start' | 'stop', packId = courseId) => {
     const res = await fetch(`${base}/v1/pack/${what}`, {
       method: 'POST',
-      headers: { idtoken: token, 'content-type': 'application/json' },
+      headers: { idtoken: await token(), 'content-type': 'application/json' },
       body: JSON.stringify(what === 'stop' ? { packId, terminate: true } : { packId }),
     });
     const body = (await res.json()) as { status?: string; message?: string };
     if (res.status !== 200) throw new Error(`${what}: ${res.status} ${body.message}`);
     return body.status;
   };
-  const states = async (id = courseId) => (await db.select({ observed: machines.observed }).from(machines).where(eq(machines.courseId, id))).map((r) => r.observed);
+  const statesOf = courseStates(base, token);
+  const states = (id = courseId) => statesOf(id);
 
   /** Start All of a course until every machine is online, then Stop All until every desktop is gone. */
   async function startStop(id: string, vms: number, measureMemory: boolean) {
@@ -63,7 +70,7 @@ async function main() {
       if (online === vms) break;
       if (s.every((x) => x === 'offline')) throw new Error('every machine went offline (start failed)');
       if (performance.now() - t0 > RUN_TIMEOUT_MS) throw new Error(`only ${online}/${vms} online after ${fmtMs(RUN_TIMEOUT_MS)}`);
-      await sleep(50);
+      await sleep(100); // each look is a balance read on the server, as a dashboard's
     }
     const all = performance.now() - t0;
     let memory: ReturnType<typeof desktopMemory> | null = null;

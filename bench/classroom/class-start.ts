@@ -20,25 +20,16 @@
  *   sudo [DATABASE_URL=postgres://…] npx tsx bench/classroom/class-start.ts [seats (default 40)]
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { openDatabase, type Database } from '../../server/src/db/client';
-import { migrate } from '../../server/src/db/migrate';
-import { lxdProjectFor } from '../../server/src/config';
-import { systemClock } from '../../server/src/lib/clock';
-import { createTokens, type Principal } from '../../server/src/modules/identity/tokens';
+import type { Database } from '../../server/src/db/client';
 import { createLedger } from '../../server/src/modules/ledger/service';
 import { fulfilCourseOrder } from '../../server/src/modules/courses/fulfil';
 import { seedCourseOrder, seedRoster, seedUser } from '../../server/src/modules/courses/fixtures/seed';
 import { warmLeadMs } from '../../server/src/modules/timetable/job';
 import { until as waitFor } from '../../server/test/machines-desktops';
-import { freshDatabase } from '../../server/test/harness';
-import { removeProject } from '../../server/test/lxd-fixtures';
-import { freePort } from '../../e2e/harness';
-import { childEnv, ROOT, SERVER_COMMAND, startProcess } from '../server-process';
+import { courseStates, startSeededServer } from '../production-server';
 import { cpuSnapshot, cpuSplit } from '../cpu-split';
 import { fmtMs, percentile, ratio } from '../stats';
 import type { Connected, StudentsResult } from './students';
@@ -75,11 +66,7 @@ function classSlot(leadMs: number) {
 type Call = (path: string, body: object) => Promise<unknown>;
 type States = () => Promise<string[]>;
 
-/**
- * A course of `seats` machines with as many verified students on its roster, and its instructor, written into the
- * database as the product writes them; and the deployment's signing key (made here as the server would make it on
- * first use), so tokens are signed whenever needed (a first start can outlast one).
- */
+/** A course of `seats` machines with as many verified students on its roster, and its instructor. */
 async function seedClass(database: Database, seats: number) {
   const db = database.db;
   const owner = await seedUser(db, { instructor: true, name: 'Bench Instructor' });
@@ -88,39 +75,7 @@ async function seedClass(database: Database, seats: number) {
   const courseId = await db.transaction((tx) => fulfilCourseOrder(tx, createLedger(db), { id: orderId }));
   const students = await Promise.all(Array.from({ length: seats }, (_, i) => seedUser(db, { name: `Student ${i + 1}` })));
   await seedRoster(db, courseId, students.map((st) => st.email));
-  const tokens = await createTokens(db, systemClock);
-  return { owner, courseId, students, sign: (p: Principal) => tokens.sign(p) };
-}
-
-/**
- * The server as `npm start` runs it, in its own process, on a fresh database holding the class: PGlite in its data
- * dir (written here first, then handed over), or a new database on DATABASE_URL's PostgreSQL. close() stops it and
- * removes the database, the deployment's LXD project and the data dir.
- */
-async function startClassServer(seats: number) {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'hd-bench-class-'));
-  const fresh = process.env.DATABASE_URL ? await freshDatabase() : null;
-  const database = fresh?.database ?? (await openDatabase({ dataDir }));
-  if (!fresh) await migrate(database);
-  const seeded = await seedClass(database, seats);
-  if (!fresh) await database.close(); // the server takes the data dir
-  await run(process.execPath, [path.join(ROOT, 'scripts/build-server.mjs')], { cwd: ROOT });
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const server = await startProcess('server', SERVER_COMMAND, childEnv({ DATABASE_URL: fresh?.url, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: base }), port, '/readyz');
-  return {
-    base,
-    pid: server.pid,
-    log: server.log,
-    seeded,
-    databaseKind: fresh ? 'PostgreSQL' : 'PGlite',
-    async close() {
-      await server.stop();
-      await fresh?.drop();
-      removeProject(lxdProjectFor(dataDir));
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
+  return { owner, courseId, students };
 }
 
 /**
@@ -185,27 +140,18 @@ function report(seats: number, databaseKind: string, rush: Connected[], alone: C
   console.log(`${'tickets refused (409) before a seat was ready'.padEnd(58)} ${rush.reduce((n, r) => n + r.refused, 0)}`);
 }
 
-/** The course's machines' states, as its instructor's dashboard reads them (GET /v1/user/wallet/balance). */
-function courseStates(base: string, token: () => Promise<string>, courseId: string): States {
-  return async () => {
-    const res = await fetch(`${base}/v1/user/wallet/balance`, { headers: { idtoken: await token() } });
-    if (res.status !== 200) throw new Error(`balance: ${res.status} ${await res.text()}`);
-    const { balance } = (await res.json()) as { balance: { packId: string; seats?: { instanceStatus: string }[] }[] };
-    return balance.find((e) => e.packId === courseId)?.seats?.map((x) => x.instanceStatus) ?? [];
-  };
-}
-
 export async function classStart(seats: number): Promise<void> {
-  const server = await startClassServer(seats);
-  const { base, seeded } = server;
+  const server = await startSeededServer('class', (database) => seedClass(database, seats));
+  const { base, seeded, sign } = server;
   const { courseId, owner } = seeded;
-  const instructor = () => seeded.sign(owner);
+  const instructor = server.tokenFor(owner);
   const call: Call = async (route, body) => {
     const res = await fetch(`${base}${route}`, { method: 'POST', headers: { idtoken: await instructor(), 'content-type': 'application/json' }, body: JSON.stringify(body) });
     if (res.status !== 200) throw new Error(`${route}: ${res.status} ${await res.text()}`);
     return res.json();
   };
-  const states = courseStates(base, instructor, courseId);
+  const statesOf = courseStates(base, instructor);
+  const states: States = () => statesOf(courseId);
   let cleaned: Promise<void> | null = null;
   /** Stops the course and removes everything the run made (also on Ctrl-C). */
   const cleanup = () =>
@@ -219,7 +165,7 @@ export async function classStart(seats: number): Promise<void> {
     await earlierClass(call, states, courseId, seats);
     await untilClassBegins(call, states, courseId, seats);
     console.log(`the class begins: ${seats} students press Connect`);
-    const tokens = await Promise.all(seeded.students.map((st) => seeded.sign(st)));
+    const tokens = await Promise.all(seeded.students.map((st) => sign(st)));
     const before = cpuSnapshot({ 'the server (its own process)': server.pid });
     const { connected: rush, failed, cpuSeconds } = await students(base, tokens, courseId, true);
     const burst = [
