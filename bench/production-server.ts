@@ -61,12 +61,18 @@ export async function startSeededServer<T>(name: string, seed: (database: Databa
   };
 }
 
-/** A course's machines' states, as its instructor's dashboard reads them (GET /v1/user/wallet/balance). */
-export function courseStates(base: string, token: () => Promise<string>) {
-  return async (courseId: string): Promise<string[]> => {
+/** A course's seats (machine id and state), as its instructor's dashboard reads them (GET /v1/user/wallet/balance). */
+export function courseSeats(base: string, token: () => Promise<string>) {
+  return async (courseId: string): Promise<{ machineId: string; instanceStatus: string }[]> => {
     const res = await fetch(`${base}/v1/user/wallet/balance`, { headers: { idtoken: await token() } });
     if (res.status !== 200) throw new Error(`balance: ${res.status} ${await res.text()}`);
-    const { balance } = (await res.json()) as { balance: { packId: string; seats?: { instanceStatus: string }[] }[] };
-    return balance.find((e) => e.packId === courseId)?.seats?.map((x) => x.instanceStatus) ?? [];
+    const { balance } = (await res.json()) as { balance: { packId: string; seats?: { machineId: string; instanceStatus: string }[] }[] };
+    return balance.find((e) => e.packId === courseId)?.seats ?? [];
   };
+}
+
+/** A course's machines' states, as its instructor's dashboard reads them. */
+export function courseStates(base: string, token: () => Promise<string>) {
+  const seats = courseSeats(base, token);
+  return async (courseId: string): Promise<string[]> => (await seats(courseId)).map((x) => x.instanceStatus);
 }

@@ -14,10 +14,11 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { and, eq } from 'drizzle-orm';
-import { machines } from '../server/src/db/schema/index';
+import type { Database } from '../server/src/db/client';
+import { createLedger } from '../server/src/modules/ledger/service';
+import { fulfilCourseOrder } from '../server/src/modules/courses/fulfil';
 import { seedCourseOrder, seedUser } from '../server/src/modules/courses/fixtures/seed';
-import { startBenchServer } from './server';
+import { courseSeats, startSeededServer } from './production-server';
 import { instanceProcesses } from './memory';
 import { Duplex } from 'node:stream';
 import { startCapture, THUMB } from '../server/src/modules/wall/capture';
@@ -95,25 +96,34 @@ async function readStream(url: string, token: string, warmup: number, seconds: n
   return { kbps: (bytes * 8) / 1000 / secs, perSecond: pictures / secs, seats: seen.size, secs };
 }
 
+/** The instructor and a course of `VMS` machines. */
+async function seedCourse(database: Database) {
+  const db = database.db;
+  const owner = await seedUser(db, { instructor: true, name: 'Bench Instructor' });
+  const startAt = new Date(Date.now() - 60_000);
+  const orderId = await seedCourseOrder(db, { userId: owner.uid, vms: VMS, hours: 10, startAt, expiresAt: new Date(startAt.getTime() + 7 * 86_400_000) });
+  return { owner, courseId: await db.transaction((tx) => fulfilCourseOrder(tx, createLedger(db), { id: orderId })) };
+}
+
 async function main() {
-  const server = await startBenchServer('wall');
-  const { app, base, project, db } = server;
+  const server = await startSeededServer('wall', seedCourse);
+  const { base, project } = server;
+  const { owner, courseId } = server.seeded;
+  const tokenOf = server.tokenFor(owner);
+  const seats = () => courseSeats(base, tokenOf)(courseId);
   try {
-    const owner = await seedUser(db, { instructor: true, name: 'Bench Instructor' });
-    const token = await app.ctx.tokens.sign(owner);
-    const startAt = new Date(Date.now() - 60_000);
-    const orderId = await seedCourseOrder(db, { userId: owner.uid, vms: VMS, hours: 10, startAt, expiresAt: new Date(startAt.getTime() + 7 * 86_400_000) });
-    const courseId = await db.transaction((tx) => app.ctx.courses.fulfilCourseOrder(tx, { id: orderId }));
-    const startAll = () => fetch(`${base}/v1/pack/start`, { method: 'POST', headers: { idtoken: token, 'content-type': 'application/json' }, body: JSON.stringify({ packId: courseId }) });
+    const pack = async (what: 'start' | 'stop', body: object) =>
+      fetch(`${base}/v1/pack/${what}`, { method: 'POST', headers: { idtoken: await tokenOf(), 'content-type': 'application/json' }, body: JSON.stringify({ packId: courseId, ...body }) });
+    const startAll = () => pack('start', {});
     if ((await startAll()).status !== 200) throw new Error('Start All refused');
     const t0 = performance.now();
     let online = 0;
     for (;;) {
-      const s = await db.select({ id: machines.id, observed: machines.observed }).from(machines).where(eq(machines.courseId, courseId));
-      online = s.filter((m) => m.observed === 'online').length;
+      const s = await seats();
+      online = s.filter((m) => m.instanceStatus === 'online').length;
       if (online === VMS) break;
       // A start that timed out on a busy host goes offline: Start All again, as an instructor would.
-      if (s.some((m) => m.observed === 'offline')) await startAll();
+      if (s.some((m) => m.instanceStatus === 'offline')) await startAll();
       if (performance.now() - t0 > 15 * 60_000) {
         if (!online) throw new Error('no machine online after 15 minutes');
         console.log(`only ${online}/${VMS} online after 15 minutes: measuring those`);
@@ -122,6 +132,8 @@ async function main() {
       await sleep(2000);
     }
     console.log(`${online} desktops online after ${Math.round((performance.now() - t0) / 1000)} s; settling 20 s`);
+    const moving = keepMoving(project, (await seats()).filter((m) => m.instanceStatus === 'online').map((m) => m.machineId));
+    console.log(`a window that changes every second (top) opened on ${moving} of them, as a student at work changes the screen`);
     await sleep(20_000);
 
     const idle0 = cpuTicks(project);
@@ -137,15 +149,15 @@ async function main() {
       await sleep(WINDOW_S * 1000);
       during = { a, b: cpuTicks(project) };
     })();
-    const wall = await readStream(wallUrl, token, WARMUP_S, WINDOW_S);
+    const wall = await readStream(wallUrl, await tokenOf(), WARMUP_S, WINDOW_S);
     await sampler;
     const d = during as unknown as { a: ReturnType<typeof cpuTicks>; b: ReturnType<typeof cpuTicks> };
     const gstPct = ((d.b.gst - d.a.gst) / TICKS / WINDOW_S / online) * 100;
     const allPct = ((d.b.all - d.a.all) / TICKS / WINDOW_S / online) * 100;
 
-    const [first] = await db.select({ id: machines.id }).from(machines).where(eq(machines.courseId, courseId)).limit(1);
-    const [shown] = await db.select({ id: machines.id }).from(machines).where(and(eq(machines.courseId, courseId), eq(machines.observed, 'online'))).limit(1);
-    const watch = await readStream(`${wallUrl}?watch=${(shown ?? first)!.id}`, token, 5, 20);
+    const now = await seats();
+    const shown = now.find((m) => m.instanceStatus === 'online') ?? now[0]!;
+    const watch = await readStream(`${wallUrl}?watch=${shown.machineId}`, await tokenOf(), 5, 20);
 
     console.log(`\nwall of ${online} running seats (window ${WINDOW_S} s after ${WARMUP_S} s warm-up):`);
     console.log(`  received by the instructor: ${wall.kbps.toFixed(0)} kbit/s (goal ≤ 2000 for 40), ${wall.perSecond.toFixed(1)} pictures/s, ${wall.seats}/${online} seats shown`);
@@ -153,10 +165,29 @@ async function main() {
     console.log(`  capture CPU per desktop (gst-launch, ${d.b.gstProcs} running): ${gstPct.toFixed(2)}% of a core`);
     console.log(`  desktop CPU per desktop: ${idlePct.toFixed(2)}% without the wall, ${allPct.toFixed(2)}% with it (+${(allPct - idlePct).toFixed(2)} points)`);
     console.log(`watching one desktop: ${watch.kbps.toFixed(0)} kbit/s, ${watch.perSecond.toFixed(1)} pictures/s`);
-    await fetch(`${base}/v1/pack/stop`, { method: 'POST', headers: { idtoken: token, 'content-type': 'application/json' }, body: JSON.stringify({ packId: courseId, terminate: true }) });
+    await pack('stop', { terminate: true });
   } finally {
     await server.close();
   }
+}
+
+/**
+ * Opens an xterm running `top -d 1` on each desktop (as its user, through `lxc exec`): a screen that changes every
+ * second, as a working student's does. Without it the wall sends each seat's picture once: a desktop nobody views
+ * keeps its 3D demo paused, and the wall never sends the same picture twice. Answers on how many it opened.
+ */
+function keepMoving(project: string, machineIds: string[]): number {
+  let opened = 0;
+  for (const id of machineIds) {
+    try {
+      execFileSync('lxc', ['exec', `hd-${id}`, '--project', project, '--user', '1000', '--group', '1000', '--env', 'HOME=/home/user', '--env', 'DISPLAY=:0',
+        '--env', 'XAUTHORITY=/run/hyperdesk/xauth', '--', 'sh', '-c', 'xterm -geometry 80x24+400+300 -e top -d 1 </dev/null >/dev/null 2>&1 &'], { timeout: 30_000, stdio: 'ignore' });
+      opened++;
+    } catch {
+      /* a desktop that stopped meanwhile */
+    }
+  }
+  return opened;
 }
 
 /** `lxc exec` as the desktop's user: the capture's stdout as a stream. */
