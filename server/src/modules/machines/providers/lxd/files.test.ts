@@ -67,9 +67,9 @@ async function fakeLxd(program: Program, refuseFirst = 0) {
 }
 
 /** A program whose first `silent` runs give no output at all, then answers as the files script does. */
-function silentThen(silent: number, answer: (args: string[]) => string): { program: Program } {
+function silentThen(silent: number, answer: (args: string[]) => string): Program {
   let runs = 0;
-  return { program: (args) => (++runs <= silent ? null : Buffer.from(answer(args))) };
+  return (args) => (++runs <= silent ? null : Buffer.from(answer(args)));
 }
 
 const LISTING = JSON.stringify({ entries: [{ name: 'work.uproject', folder: false, size: 5, mtime: 0 }], more: 0 }) + '\n';
@@ -85,7 +85,7 @@ describe('the lxd files module, when LXD loses an exec output', () => {
   afterEach(() => cleanup());
 
   it('asks a listing again and answers it', async () => {
-    const lxd = await fakeLxd(silentThen(2, () => LISTING).program);
+    const lxd = await fakeLxd(silentThen(2, () => LISTING));
     cleanup = lxd.close;
     const listed = await lxd.files.list('m1', 'Downloads', 100);
     expect(listed.entries.map((e) => e.name)).toEqual(['work.uproject']);
@@ -93,7 +93,7 @@ describe('the lxd files module, when LXD loses an exec output', () => {
   });
 
   it('says the desktop gave no answer after three silent tries, and asks no more', async () => {
-    const lxd = await fakeLxd(silentThen(5, () => LISTING).program);
+    const lxd = await fakeLxd(silentThen(5, () => LISTING));
     cleanup = lxd.close;
     await expect(lxd.files.list('m1', 'Downloads', 100)).rejects.toThrow('the desktop gave no answer');
     expect(lxd.execs).toHaveLength(3);
@@ -114,7 +114,7 @@ describe('the lxd files module, when LXD loses an exec output', () => {
   });
 
   it('asks a download again and streams the whole file', async () => {
-    const lxd = await fakeLxd(silentThen(1, () => JSON.stringify({ name: 'hand-in.txt', size: 11 }) + '\nhello world').program);
+    const lxd = await fakeLxd(silentThen(1, () => JSON.stringify({ name: 'hand-in.txt', size: 11 }) + '\nhello world'));
     cleanup = lxd.close;
     const got = await lxd.files.download('m1', 'Downloads/hand-in.txt');
     expect(got).toMatchObject({ name: 'hand-in.txt', size: 11 });
