@@ -25,15 +25,29 @@ const run = promisify(execFile);
 export async function startSeededServer<T>(name: string, seed: (database: Database) => Promise<T>) {
   const dataDir = mkdtempSync(path.join(tmpdir(), `hd-bench-${name}-`));
   const fresh = process.env.DATABASE_URL ? await freshDatabase() : null;
-  const database = fresh?.database ?? (await openDatabase({ dataDir }));
-  if (!fresh) await migrate(database);
-  const seeded = await seed(database);
-  const tokens = await createTokens(database.db, systemClock);
-  if (!fresh) await database.close(); // the server takes the data dir
-  await run(process.execPath, [path.join(ROOT, 'scripts/build-server.mjs')], { cwd: ROOT });
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const server = await startProcess('server', SERVER_COMMAND, childEnv({ DATABASE_URL: fresh?.url, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: base }), port, '/readyz');
+  /** What the run made, gone: the database, the deployment's LXD project, the data dir. */
+  const remove = async () => {
+    await fresh?.drop();
+    removeProject(lxdProjectFor(dataDir));
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  let started: { seeded: T; tokens: Awaited<ReturnType<typeof createTokens>>; server: Awaited<ReturnType<typeof startProcess>>; base: string };
+  try {
+    const database = fresh?.database ?? (await openDatabase({ dataDir }));
+    if (!fresh) await migrate(database);
+    const seeded = await seed(database);
+    const tokens = await createTokens(database.db, systemClock);
+    if (!fresh) await database.close(); // the server takes the data dir
+    await run(process.execPath, [path.join(ROOT, 'scripts/build-server.mjs')], { cwd: ROOT });
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const server = await startProcess('server', SERVER_COMMAND, childEnv({ DATABASE_URL: fresh?.url, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: base }), port, '/readyz');
+    started = { seeded, tokens, server, base };
+  } catch (err) {
+    await remove();
+    throw err;
+  }
+  const { seeded, tokens, server, base } = started;
   return {
     base,
     pid: server.pid,
@@ -54,9 +68,7 @@ export async function startSeededServer<T>(name: string, seed: (database: Databa
     /** Stops the server, drops the database, the deployment's LXD project and the data dir. */
     async close() {
       await server.stop();
-      await fresh?.drop();
-      removeProject(lxdProjectFor(dataDir));
-      rmSync(dataDir, { recursive: true, force: true });
+      await remove();
     },
   };
 }
