@@ -51,6 +51,17 @@ function reportsOf(text: string): { b: number; col: number; row: number; press: 
 }
 
 /** Whether the toolbar shows (in full screen it slides away and is hidden). */
+/** Types `echo <word> > <file>` with the on-screen keyboard's way (text without key events) until the file holds it. */
+const typeWord = (tab: Page, machineId: string, word: string, file: string) =>
+  typeUntil({
+    type: async () => {
+      await tab.keyboard.insertText(`echo ${word} > ${file}`);
+      await tab.keyboard.press('Enter');
+    },
+    read: () => readHome(server, machineId, file),
+    done: (text) => text === `${word}\n`,
+  });
+
 const shown = (tab: Page) => tab.locator('header').isVisible();
 
 it('on a phone: a tap clicks, a drag holds the button, two fingers scroll, a long press right-clicks; the Keyboard button types; full screen hides the toolbar until the top edge', async () => {
@@ -76,14 +87,7 @@ it('on a phone: a tap clicks, a drag holds the button, two fingers scroll, a lon
   await keyboard.tap();
   expect(await tab.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.testid)).toBe('desktop-keys');
   // (A desktop that has just come up may give the terminal the keyboard a moment later: the line is typed again.)
-  await typeUntil({
-    type: async () => {
-      await tab.keyboard.insertText('echo typed-on-a-phone > phone.txt');
-      await tab.keyboard.press('Enter');
-    },
-    read: () => readHome(server, b.machineId, 'phone.txt'),
-    done: (text) => text === 'typed-on-a-phone\n',
-  });
+  await typeWord(tab, b.machineId, 'typed-on-a-phone', 'phone.txt');
   // The probe: xterm reports mouse buttons, drags and the wheel to a shell `read` (until a q is typed) that writes
   // them to touch.txt; armed.txt says it listens.
   await tab.keyboard.insertText(
@@ -171,14 +175,7 @@ it('on a phone: a tap clicks, a drag holds the button, two fingers scroll, a lon
   await tab.touchscreen.tap(box.x + 300 * scale, box.y + 200 * scale);
   await keyboard.tap();
   expect(await tab.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.testid)).toBe('desktop-keys');
-  await typeUntil({
-    type: async () => {
-      await tab.keyboard.insertText('echo typed-under-vnc > vnc.txt');
-      await tab.keyboard.press('Enter');
-    },
-    read: () => readHome(server, b.machineId, 'vnc.txt'),
-    done: (text) => text === 'typed-under-vnc\n',
-  });
+  await typeWord(tab, b.machineId, 'typed-under-vnc', 'vnc.txt');
   await snap(tab, 'connect-touch-vnc-keyboard');
   await b.context.close();
 }, 300_000);
