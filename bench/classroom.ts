@@ -15,7 +15,7 @@ import type { Database } from '../server/src/db/client';
 import { createLedger } from '../server/src/modules/ledger/service';
 import { fulfilCourseOrder } from '../server/src/modules/courses/fulfil';
 import { seedCourseOrder, seedUser } from '../server/src/modules/courses/fixtures/seed';
-import { courseStates, startSeededServer } from './production-server';
+import { courseStates, poster, startSeededServer } from './production-server';
 import { desktopMemory, instanceProcesses, printDesktopMemory } from './memory';
 import { fmtMs, percentile, ratio } from './stats';
 import { classStart } from './classroom/class-start';
@@ -43,16 +43,9 @@ async function main() {
   const { owner, courseId, baselineId } = server.seeded;
   const running = () => instanceProcesses(project).length > 0;
   const token = server.tokenFor(owner);
-  const pack = async (what: 'start' | 'stop', packId = courseId) => {
-    const res = await fetch(`${base}/v1/pack/${what}`, {
-      method: 'POST',
-      headers: { idtoken: await token(), 'content-type': 'application/json' },
-      body: JSON.stringify(what === 'stop' ? { packId, terminate: true } : { packId }),
-    });
-    const body = (await res.json()) as { status?: string; message?: string };
-    if (res.status !== 200) throw new Error(`${what}: ${res.status} ${body.message}`);
-    return body.status;
-  };
+  const post = poster(base, token);
+  const pack = async (what: 'start' | 'stop', packId = courseId) =>
+    (await post<{ status?: string }>(`/v1/pack/${what}`, what === 'stop' ? { packId, terminate: true } : { packId })).status;
   const statesOf = courseStates(base, token);
   const states = (id = courseId) => statesOf(id);
 

@@ -73,6 +73,15 @@ export async function startSeededServer<T>(name: string, seed: (database: Databa
   };
 }
 
+/** POSTs a JSON body to one of the server's routes with the caller's token; answers the JSON, throws on anything but 200. */
+export function poster(base: string, token: () => Promise<string>) {
+  return async <T = unknown>(route: string, body: object): Promise<T> => {
+    const res = await fetch(`${base}${route}`, { method: 'POST', headers: { idtoken: await token(), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    if (res.status !== 200) throw new Error(`${route}: ${res.status} ${await res.text()}`);
+    return (await res.json()) as T;
+  };
+}
+
 /** A course's seats (machine id and state), as its instructor's dashboard reads them (GET /v1/user/wallet/balance). */
 export function courseSeats(base: string, token: () => Promise<string>) {
   return async (courseId: string): Promise<{ machineId: string; instanceStatus: string }[]> => {

@@ -18,7 +18,7 @@ import type { Database } from '../server/src/db/client';
 import { createLedger } from '../server/src/modules/ledger/service';
 import { fulfilCourseOrder } from '../server/src/modules/courses/fulfil';
 import { seedCourseOrder, seedUser } from '../server/src/modules/courses/fixtures/seed';
-import { courseSeats, startSeededServer } from './production-server';
+import { courseSeats, poster, startSeededServer } from './production-server';
 import { instanceProcesses } from './memory';
 import { Duplex } from 'node:stream';
 import { startCapture, THUMB } from '../server/src/modules/wall/capture';
@@ -110,12 +110,12 @@ async function main() {
   const { base, project } = server;
   const { owner, courseId } = server.seeded;
   const tokenOf = server.tokenFor(owner);
-  const seats = () => courseSeats(base, tokenOf)(courseId);
+  const seatsOf = courseSeats(base, tokenOf);
+  const seats = () => seatsOf(courseId);
+  const post = poster(base, tokenOf);
   try {
-    const pack = async (what: 'start' | 'stop', body: object) =>
-      fetch(`${base}/v1/pack/${what}`, { method: 'POST', headers: { idtoken: await tokenOf(), 'content-type': 'application/json' }, body: JSON.stringify({ packId: courseId, ...body }) });
-    const startAll = () => pack('start', {});
-    if ((await startAll()).status !== 200) throw new Error('Start All refused');
+    const startAll = () => post('/v1/pack/start', { packId: courseId });
+    await startAll();
     const t0 = performance.now();
     let online = 0;
     for (;;) {
@@ -123,7 +123,7 @@ async function main() {
       online = s.filter((m) => m.instanceStatus === 'online').length;
       if (online === VMS) break;
       // A start that timed out on a busy host goes offline: Start All again, as an instructor would.
-      if (s.some((m) => m.instanceStatus === 'offline')) await startAll();
+      if (s.some((m) => m.instanceStatus === 'offline')) await startAll().catch(() => undefined);
       if (performance.now() - t0 > 15 * 60_000) {
         if (!online) throw new Error('no machine online after 15 minutes');
         console.log(`only ${online}/${VMS} online after 15 minutes: measuring those`);
@@ -165,7 +165,7 @@ async function main() {
     console.log(`  capture CPU per desktop (gst-launch, ${d.b.gstProcs} running): ${gstPct.toFixed(2)}% of a core`);
     console.log(`  desktop CPU per desktop: ${idlePct.toFixed(2)}% without the wall, ${allPct.toFixed(2)}% with it (+${(allPct - idlePct).toFixed(2)} points)`);
     console.log(`watching one desktop: ${watch.kbps.toFixed(0)} kbit/s, ${watch.perSecond.toFixed(1)} pictures/s`);
-    await pack('stop', { terminate: true });
+    await post('/v1/pack/stop', { packId: courseId, terminate: true });
   } finally {
     await server.close();
   }

@@ -29,7 +29,7 @@ import { fulfilCourseOrder } from '../../server/src/modules/courses/fulfil';
 import { seedCourseOrder, seedRoster, seedUser } from '../../server/src/modules/courses/fixtures/seed';
 import { warmLeadMs } from '../../server/src/modules/timetable/job';
 import { until as waitFor } from '../../server/test/machines-desktops';
-import { courseStates, startSeededServer } from '../production-server';
+import { courseStates, poster, startSeededServer } from '../production-server';
 import { cpuSnapshot, cpuSplit } from '../cpu-split';
 import { fmtMs, percentile, ratio } from '../stats';
 import type { Connected, StudentsResult } from './students';
@@ -145,11 +145,7 @@ export async function classStart(seats: number): Promise<void> {
   const { base, seeded, sign } = server;
   const { courseId, owner } = seeded;
   const instructor = server.tokenFor(owner);
-  const call: Call = async (route, body) => {
-    const res = await fetch(`${base}${route}`, { method: 'POST', headers: { idtoken: await instructor(), 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    if (res.status !== 200) throw new Error(`${route}: ${res.status} ${await res.text()}`);
-    return res.json();
-  };
+  const call: Call = poster(base, instructor);
   const statesOf = courseStates(base, instructor);
   const states: States = () => statesOf(courseId);
   let cleaned: Promise<void> | null = null;
