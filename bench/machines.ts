@@ -1,22 +1,28 @@
 /**
- * The lxd machine provider, end to end: time from POST /v1/user/slot to the desktop answering a VNC handshake
- * (and to the machine showing `online`), for 1 machine and for 10 started together; memory per running desktop.
- * Baseline, measured in the same run (interleaved with the 1-machine runs): a bare `Xvnc` start (the desktop's X and
- * VNC server) with no product code, from spawning it to the first RFB handshake; the handshake times are also printed
- * as its multiple.
- * The server is built with the production buildApp and runs all its jobs; PGlite, or PostgreSQL with DATABASE_URL.
- * Run as root (LXD is prepared as `npm start` prepares it); the baseline needs Xvnc on the host (Debian's
+ * The lxd machine provider, end to end: time from POST /v1/user/slot to the machine showing `online` on the dashboard
+ * (GET /v1/user/wallet/balance), and to the desktop's greeting (RFB version) through the gateway as a tab gets it
+ * (a ticket, then the gateway's WebSocket), for 1 machine and for 10 started together; Stop; memory per running
+ * desktop. Baseline, measured in the same run (interleaved with the 1-machine runs): a bare `Xvnc` start (the
+ * desktop's X and VNC server) with no product code, from spawning it to the first RFB handshake; the start times are
+ * also printed as its multiple.
+ * The server runs as `npm start` runs it, in its own process (bench/production-server.ts: every job running, the lxd
+ * provider), on PGlite, or PostgreSQL with DATABASE_URL; the customers are written into its database before it
+ * starts. Run as root (LXD is prepared as `npm start` prepares it); the baseline needs Xvnc on the host (Debian's
  * tigervnc-standalone-server).
  *
- *   npx tsx bench/machines.ts [runs-of-1 (default 5)] [runs-of-10 (default 3)]
+ *   sudo npx tsx bench/machines.ts [runs-of-1 (default 5)] [runs-of-10 (default 3)]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { startBenchServer } from './server';
+import type { Database } from '../server/src/db/client';
+import { createLedger } from '../server/src/modules/ledger/service';
+import { seedUser } from '../server/src/modules/courses/fixtures/seed';
+import { seedMachine } from '../server/test/machines-fixtures';
 import { vncHandshake } from '../server/test/machines-desktops';
-import { machineRow, seedMachine, seedUser, signFor } from '../server/test/machines-fixtures';
+import { gatewayStream } from './classroom/students';
+import { poster, startSeededServer } from './production-server';
 import { desktopMemory, instanceProcesses, printDesktopMemory } from './memory';
 import { fmtMs, percentile, ratio } from './stats';
 
@@ -115,50 +121,79 @@ async function bareDesktop(): Promise<number> {
   }
 }
 
-async function main() {
-  const server = await startBenchServer('machines');
-  const { app, base, project, db } = server;
-
-  const customers = await Promise.all(
+/** Ten customers, each with a machine and 10 hours on it. */
+async function seedCustomers(database: Database) {
+  const db = database.db;
+  const ledger = createLedger(db);
+  return Promise.all(
     Array.from({ length: 10 }, async (_, i) => {
-      const u = await seedUser(db);
-      const id = await seedMachine(db, u.uid, `Bench desk ${i + 1}`);
-      await app.ctx.ledger.credit(db, { machineId: id, minutes: 600, expiresAt: new Date(Date.now() + 86_400_000), key: `bench:${id}` });
-      return { id, token: await signFor(app.ctx.tokens, u) };
+      const user = await seedUser(db, { name: `Bench customer ${i + 1}` });
+      const id = await seedMachine(db, user.uid, `Bench desk ${i + 1}`);
+      await ledger.credit(db, { machineId: id, minutes: 600, expiresAt: new Date(Date.now() + 86_400_000), key: `bench:${id}` });
+      return { id, user };
     }),
   );
-  const slot = (c: (typeof customers)[number], body: object) =>
-    fetch(`${base}/v1/user/slot`, { method: 'POST', headers: { idtoken: c.token, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(
-      (r) => r.json() as Promise<{ status: string }>,
-    );
+}
 
-  /** POST start, then the first successful VNC handshake and the moment the machine is online. */
-  async function startOne(c: (typeof customers)[number]): Promise<{ vnc: number; online: number }> {
+/** A ticket for the machine, then the gateway's WebSocket until the desktop's RFB greeting arrives. */
+async function greeting(base: string, token: string, packId: string): Promise<void> {
+  const res = await fetch(`${base}/v1/slot/connect/ticket`, {
+    method: 'POST',
+    headers: { idtoken: token, 'content-type': 'application/json' },
+    body: JSON.stringify({ url: `/v1/slot/connect?packId=${packId}` }),
+  });
+  const body = (await res.json()) as { wsPath?: string; code?: string };
+  if (res.status !== 200 || !body.wsPath) throw new Error(`ticket: ${res.status} ${body.code}`);
+  const stream = gatewayStream(base.replace(/^http/, 'ws') + body.wsPath);
+  await new Promise<void>((resolve, reject) => {
+    let got = 0;
+    stream.on('data', (chunk: Buffer) => {
+      got += chunk.length;
+      if (got >= 12) resolve();
+    });
+    stream.on('error', reject);
+  }).finally(() => stream.destroy());
+}
+
+async function main() {
+  const server = await startSeededServer('machines', seedCustomers);
+  const { base, project } = server;
+  const customers = server.seeded.map((c) => ({ id: c.id, token: server.tokenFor(c.user) }));
+  type Customer = (typeof customers)[number];
+  const slot = async (c: Customer, body: object) => (await poster(base, c.token)<{ status: string }>('/v1/user/slot', body)).status;
+  const state = async (c: Customer): Promise<string | undefined> => {
+    const res = await fetch(`${base}/v1/user/wallet/balance`, { headers: { idtoken: await c.token() } });
+    const { balance } = (await res.json()) as { balance: { packId: string; instanceStatus: string }[] };
+    return balance.find((e) => e.packId === c.id)?.instanceStatus;
+  };
+
+  /** POST start, then the moment the dashboard shows it online, then the desktop's greeting through the gateway. */
+  async function startOne(c: Customer): Promise<{ online: number; greeted: number }> {
     const t0 = performance.now();
     const answer = await slot(c, { packId: c.id });
-    if (answer.status !== 'WAIT') throw new Error(`expected WAIT, got ${answer.status}`);
-    let vnc = 0;
-    for (;;) {
-      const endpoint = vnc ? undefined : (await app.ctx.machines.provider.describe(c.id)).endpoint;
-      if (endpoint && (await vncHandshake(endpoint, '127.0.0.1', 1000).then(() => true, () => false))) vnc = performance.now() - t0;
-      if (vnc && (await machineRow(db, c.id)).observed === 'online') return { vnc, online: performance.now() - t0 };
-      if (performance.now() - t0 > 120_000) throw new Error('machine did not come up in 120 s');
-      await sleep(vnc ? 20 : 10);
+    if (answer !== 'WAIT') throw new Error(`expected WAIT, got ${answer}`);
+    while ((await state(c)) !== 'online') {
+      if (performance.now() - t0 > 120_000) throw new Error('machine did not come online in 120 s');
+      await sleep(20);
     }
+    const online = performance.now() - t0;
+    await greeting(base, await c.token(), c.id);
+    return { online, greeted: performance.now() - t0 };
   }
 
-  async function stopAll(cs: typeof customers): Promise<number> {
+  async function stopAll(cs: Customer[]): Promise<number> {
     const t0 = performance.now();
     await Promise.all(cs.map((c) => slot(c, { packId: c.id, terminate: true })));
-    while (instanceProcesses(project).length > 0 || (await Promise.all(cs.map((c) => machineRow(db, c.id)))).some((r) => r.observed !== 'offline')) {
+    while (instanceProcesses(project).length > 0 || (await Promise.all(cs.map(state))).some((s) => s !== 'offline')) {
+      if (performance.now() - t0 > 120_000) throw new Error('desktops still running 120 s after stop');
       await sleep(20);
     }
     return performance.now() - t0;
   }
 
   const bare: number[] = [];
-  const one: { vnc: number; online: number }[] = [];
-  const ten: { vnc: number; online: number }[] = [];
+  const one: { online: number; greeted: number }[] = [];
+  const ten: { online: number; greeted: number }[] = [];
   const stops1: number[] = [];
   const stops10: number[] = [];
   let memory: ReturnType<typeof desktopMemory> | null = null;
@@ -180,20 +215,20 @@ async function main() {
   }
 
   const row = (label: string, xs: number[]) =>
-    console.log(`${label.padEnd(50)} p50 ${fmtMs(percentile(xs, 50)).padStart(8)}   p95 ${fmtMs(percentile(xs, 95)).padStart(8)}   max ${fmtMs(Math.max(...xs)).padStart(8)}   n=${xs.length}`);
+    console.log(`${label.padEnd(52)} p50 ${fmtMs(percentile(xs, 50)).padStart(8)}   p95 ${fmtMs(percentile(xs, 95)).padStart(8)}   max ${fmtMs(Math.max(...xs)).padStart(8)}   n=${xs.length}`);
   console.log(`\nlxd machine provider (${server.databaseKind}), ${RUNS_1} runs of 1 machine, ${RUNS_10} runs of 10 together\n`);
   row('baseline: bare Xvnc → VNC handshake', bare);
-  row('1 machine: POST /user/slot → VNC handshake', one.map((r) => r.vnc));
   row('1 machine: POST /user/slot → online', one.map((r) => r.online));
-  row('10 together: POST /user/slot → VNC handshake', ten.map((r) => r.vnc));
+  row('1 machine: POST /user/slot → greeting via gateway', one.map((r) => r.greeted));
   row('10 together: POST /user/slot → online', ten.map((r) => r.online));
+  row('10 together: POST /user/slot → greeting via gateway', ten.map((r) => r.greeted));
   row('stop 1: POST terminate → processes gone, offline', stops1);
   row('stop 10: POST terminate → processes gone, offline', stops10);
   const bareP50 = percentile(bare, 50);
   console.log(`\nAgainst the bare desktop start (p50 ${fmtMs(bareP50)}, measured in this run):`);
-  console.log(`${'1 machine: API start → VNC handshake p50 / bare Xvnc p50'.padEnd(70)} ${ratio(percentile(one.map((r) => r.vnc), 50), bareP50)} the bare desktop start`);
+  console.log(`${'1 machine: API start → greeting p50 / bare Xvnc p50'.padEnd(70)} ${ratio(percentile(one.map((r) => r.greeted), 50), bareP50)} the bare desktop start`);
   if (ten.length) {
-    console.log(`${'10 together: API start → VNC handshake p50 / bare Xvnc p50'.padEnd(70)} ${ratio(percentile(ten.map((r) => r.vnc), 50), bareP50)} the bare desktop start`);
+    console.log(`${'10 together: API start → greeting p50 / bare Xvnc p50'.padEnd(70)} ${ratio(percentile(ten.map((r) => r.greeted), 50), bareP50)} the bare desktop start`);
   }
   if (memory) printDesktopMemory(memory);
 }

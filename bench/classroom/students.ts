@@ -22,7 +22,7 @@ export interface StudentsResult {
 }
 
 /** The gateway's binary frames as a byte stream (its text frames, hello and notices, are not the desktop's). */
-function gatewayStream(url: string): Duplex {
+export function gatewayStream(url: string): Duplex {
   const ws = new WebSocket(url);
   const pending: Buffer[] = [];
   const stream = new Duplex({
