@@ -50,6 +50,11 @@ sed 's#</applications>#<application title="glxgears"><focus>no</focus></applicat
   /etc/xdg/openbox/rc.xml > "$R/openbox.xml" && obcfg=(--config-file "$R/openbox.xml") || obcfg=()
 openbox "${obcfg[@]}" &
 tint2 -c /opt/hyperdesk/tint2rc &
+# The file manager asks for no position: mapped before openbox manages the screen (a busy host can run it first) it
+# stays where X put it, in the top-left corner over the terminal. It waits (at most 3 s) until openbox has announced
+# itself on the root window (EWMH's supporting-WM check), which places it.
+n=0
+until xprop -root _NET_SUPPORTING_WM_CHECK 2>/dev/null | grep -q 'window id' || [ "$n" -gt 60 ]; do n=$((n+1)); read -t 0.05 -u 9; done
 pcmanfm "$HOME" &
 # Ctrl+V and Ctrl+Shift+V paste the clipboard in the terminal as in the browser (the connect tab sends the local
 # clipboard first, then the key); Shift+Insert pastes the primary selection, which the agent sets to the same text.

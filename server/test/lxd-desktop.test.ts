@@ -51,6 +51,18 @@ describe('lxd desktop', () => {
     expect(await d.rootShell(a.machineId, 'ls /home/user/.cache/fontconfig /home/user/.cache/tint2 2>&1; true')).toMatch(/^(ls: cannot access .*\n){2}$/);
   }, 180_000);
 
+  it('the file manager is placed by the window manager, not left in the top-left corner over the terminal', async () => {
+    // Mapped before openbox managed the screen, it stayed where X put it (2,40 with its frame): seen on loaded hosts.
+    // By hand: pcmanfm started before openbox lands there; the session now waits for openbox first.
+    const position = await until('the file manager\'s window', async () => {
+      const out = (await onDisplay('for w in $(xdotool search --onlyvisible --class pcmanfm); do xdotool getwindowgeometry $w; done')).out;
+      const m = /Position: (\d+),(\d+)/.exec(out);
+      return m ? { x: Number(m[1]), y: Number(m[2]) } : null;
+    }, 120_000, 500);
+    const terminal = { x: 48, y: 64 }; // the xterm's own -geometry
+    expect(position.x >= terminal.x || position.y >= terminal.y, `file manager at ${position.x},${position.y}`).toBe(true);
+  }, 180_000);
+
   it('the 3D demo is paused while nobody watches and moves while a viewer is connected', async () => {
     // The session's loop lets the demo run by SIGCONT for 10 ms of every 200 ms: each slice is a context switch of the
     // demo. First it draws its first frames (free, then throttled on a busy host); then, nobody watching, it is paused:
