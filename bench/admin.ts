@@ -28,11 +28,11 @@ async function seedRows(db: Database['db']) {
     select gen_random_uuid(), 'user-' || lpad(g::text, 6, '0') || '@example.com', 'User ' || g, 'x', now() - make_interval(secs => g)
     from generate_series(1, ${USERS}::int) g`);
   await x(sql`insert into sessions (id, user_id, secret_hash, expires_at) select gen_random_uuid(), id, 'x', now() + interval '30 days' from users`);
-  // 900 single machines, a fifth of them online.
-  await x(sql`insert into machines (id, owner_user_id, name, region, platform, desired, observed, online_since, created_at)
-    select gen_random_uuid(), u.id, 'UE-UK-' || substr(u.id::text, 1, 4), 'UK', 'Unreal Engine',
-      case when u.n % 5 = 0 then 'running' else 'stopped' end, case when u.n % 5 = 0 then 'online' else 'offline' end,
-      case when u.n % 5 = 0 then now() end, now() - make_interval(secs => u.n)
+  // 900 single machines, all stopped: the server runs its reconciler on the real engine, which would start every
+  // machine the rows said was running (the Fleet page's online filter then reads an empty page).
+  await x(sql`insert into machines (id, owner_user_id, name, region, platform, desired, observed, created_at)
+    select gen_random_uuid(), u.id, 'UE-UK-' || substr(u.id::text, 1, 4), 'UK', 'Unreal Engine', 'stopped', 'offline',
+      now() - make_interval(secs => u.n)
     from (select id, row_number() over (order by email) as n from users order by email limit 900) u`);
   // 10 courses of 10 machines, taught by the next 10 users, 20 students on each roster.
   const teachers = (await x(sql`select id from users order by email offset 900 limit 10`)).rows as { id: string }[];
