@@ -21,8 +21,8 @@ import { createLedger } from '../server/src/modules/ledger/service';
 import { seedUser } from '../server/src/modules/courses/fixtures/seed';
 import { seedMachine } from '../server/test/machines-fixtures';
 import { vncHandshake } from '../server/test/machines-desktops';
-import { gatewayStream } from './classroom/students';
-import { poster, startSeededServer } from './production-server';
+import { askTicket, gatewayStream } from './classroom/students';
+import { balanceEntry, poster, startSeededServer } from './production-server';
 import { desktopMemory, instanceProcesses, printDesktopMemory } from './memory';
 import { fmtMs, percentile, ratio } from './stats';
 
@@ -137,12 +137,7 @@ async function seedCustomers(database: Database) {
 
 /** A ticket for the machine, then the gateway's WebSocket until the desktop's RFB greeting arrives. */
 async function greeting(base: string, token: string, packId: string): Promise<void> {
-  const res = await fetch(`${base}/v1/slot/connect/ticket`, {
-    method: 'POST',
-    headers: { idtoken: token, 'content-type': 'application/json' },
-    body: JSON.stringify({ url: `/v1/slot/connect?packId=${packId}` }),
-  });
-  const body = (await res.json()) as { wsPath?: string; code?: string };
+  const { res, body } = await askTicket(base, token, packId);
   if (res.status !== 200 || !body.wsPath) throw new Error(`ticket: ${res.status} ${body.code}`);
   const stream = gatewayStream(base.replace(/^http/, 'ws') + body.wsPath);
   await new Promise<void>((resolve, reject) => {
@@ -158,14 +153,13 @@ async function greeting(base: string, token: string, packId: string): Promise<vo
 async function main() {
   const server = await startSeededServer('machines', seedCustomers);
   const { base, project } = server;
-  const customers = server.seeded.map((c) => ({ id: c.id, token: server.tokenFor(c.user) }));
+  const customers = server.seeded.map((c) => {
+    const token = server.tokenFor(c.user);
+    return { id: c.id, token, post: poster(base, token) };
+  });
   type Customer = (typeof customers)[number];
-  const slot = async (c: Customer, body: object) => (await poster(base, c.token)<{ status: string }>('/v1/user/slot', body)).status;
-  const state = async (c: Customer): Promise<string | undefined> => {
-    const res = await fetch(`${base}/v1/user/wallet/balance`, { headers: { idtoken: await c.token() } });
-    const { balance } = (await res.json()) as { balance: { packId: string; instanceStatus: string }[] };
-    return balance.find((e) => e.packId === c.id)?.instanceStatus;
-  };
+  const slot = async (c: Customer, body: object) => (await c.post<{ status: string }>('/v1/user/slot', body)).status;
+  const state = async (c: Customer) => (await balanceEntry(base, await c.token(), c.id))?.instanceStatus;
 
   /** POST start, then the moment the dashboard shows it online, then the desktop's greeting through the gateway. */
   async function startOne(c: Customer): Promise<{ online: number; greeted: number }> {

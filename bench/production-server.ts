@@ -82,14 +82,24 @@ export function poster(base: string, token: () => Promise<string>) {
   };
 }
 
-/** A course's seats (machine id and state), as its instructor's dashboard reads them (GET /v1/user/wallet/balance). */
+interface BalanceEntry {
+  packId: string;
+  instanceStatus: string;
+  seats?: { machineId: string; instanceStatus: string }[];
+}
+
+/** One balance entry (a machine or a course), as the dashboard reads it (GET /v1/user/wallet/balance). */
+export async function balanceEntry(base: string, token: string, packId: string): Promise<BalanceEntry | undefined> {
+  const res = await fetch(`${base}/v1/user/wallet/balance`, { headers: { idtoken: token } });
+  if (res.status !== 200) throw new Error(`balance: ${res.status} ${await res.text()}`);
+  const { balance } = (await res.json()) as { balance: BalanceEntry[] };
+  return balance.find((e) => e.packId === packId);
+}
+
+/** A course's seats (machine id and state), as its instructor's dashboard reads them. */
 export function courseSeats(base: string, token: () => Promise<string>) {
-  return async (courseId: string): Promise<{ machineId: string; instanceStatus: string }[]> => {
-    const res = await fetch(`${base}/v1/user/wallet/balance`, { headers: { idtoken: await token() } });
-    if (res.status !== 200) throw new Error(`balance: ${res.status} ${await res.text()}`);
-    const { balance } = (await res.json()) as { balance: { packId: string; seats?: { machineId: string; instanceStatus: string }[] }[] };
-    return balance.find((e) => e.packId === courseId)?.seats ?? [];
-  };
+  return async (courseId: string): Promise<{ machineId: string; instanceStatus: string }[]> =>
+    (await balanceEntry(base, await token(), courseId))?.seats ?? [];
 }
 
 /** A course's machines' states, as its instructor's dashboard reads them. */

@@ -177,17 +177,22 @@ export interface Connected {
   refused: number;
 }
 
+/** POST /v1/slot/connect/ticket for a balance entry's machine or course, as the Connect tab asks. */
+export async function askTicket(base: string, token: string, packId: string) {
+  const res = await fetch(`${base}/v1/slot/connect/ticket`, {
+    method: 'POST',
+    headers: { idtoken: token, 'content-type': 'application/json' },
+    body: JSON.stringify({ url: `/v1/slot/connect?packId=${packId}` }),
+  });
+  return { res, body: (await res.json()) as { wsPath?: string; code?: string; message?: string } };
+}
+
 /** One student: ticket → gateway → content; answers the times and whether the ticket was refused first. */
 async function connectStudent(base: string, token: string, courseId: string): Promise<Connected> {
   const t0 = performance.now();
   let refused = 0;
   for (;;) {
-    const res = await fetch(`${base}/v1/slot/connect/ticket`, {
-      method: 'POST',
-      headers: { idtoken: token, 'content-type': 'application/json' },
-      body: JSON.stringify({ url: `/v1/slot/connect?packId=${courseId}` }),
-    });
-    const body = (await res.json()) as { wsPath?: string; code?: string; message?: string };
+    const { res, body } = await askTicket(base, token, courseId);
     if (res.status === 200 && body.wsPath) {
       const ticket = performance.now() - t0;
       const { greeted } = await untilContent(gatewayStream(base.replace(/^http/, 'ws') + body.wsPath));
