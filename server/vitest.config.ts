@@ -15,6 +15,7 @@ const DATABASE_FREE = [
   'test/connect-turn.test.ts',
   'test/datadir-lock.test.ts',
   'test/lxd-daemon.test.ts',
+  'test/lxd-host-setup.test.ts',
   'test/lxd-link.test.ts',
   'test/fast-serializer.test.ts',
   'src/lib/**/*.test.ts',

@@ -21,6 +21,14 @@ SUBNET="${LXD_SUBNET:-10.251.0.1/24}"
 ADDRESS="${LXD_ADDRESS:-127.0.0.1:8443}"
 EGRESS="${MACHINE_EGRESS:-internet}"
 step() { echo "LXD: $*"; }
+# `lxc … create …` for an object a `show` just reported missing. On a busy host that show once failed for an object
+# that existed, and the create's "already exists" stopped a server's start: that answer means done.
+create_once() {
+  err="$(lxc "$@" 2>&1 >/dev/null)" && return 0
+  case "$err" in *"already exists"*) return 0 ;; esac
+  printf '%s\n' "$err" >&2
+  return 1
+}
 # One set-up at a time on this host (servers started together would race to start the daemon or build the image).
 mkdir -p /run/lock && exec 9>/run/lock/hyperdesk-lxd-setup.lock && flock 9
 
@@ -65,10 +73,10 @@ sh "$here/daemon.sh" 9>&-
 if ! lxc storage show "$POOL" >/dev/null 2>&1; then
   if [ -n "${LXD_POOL_SOURCE:-}" ]; then
     step "storage pool $POOL (btrfs on $LXD_POOL_SOURCE)"
-    lxc storage create "$POOL" btrfs source="$LXD_POOL_SOURCE" >/dev/null
+    create_once storage create "$POOL" btrfs source="$LXD_POOL_SOURCE"
   else
     step "storage pool $POOL (btrfs on a ${LXD_POOL_SIZE:-40GiB} loop file)"
-    lxc storage create "$POOL" btrfs size="${LXD_POOL_SIZE:-40GiB}" >/dev/null
+    create_once storage create "$POOL" btrfs size="${LXD_POOL_SIZE:-40GiB}"
   fi
 fi
 # Home quotas are btrfs qgroup limits. A host whose processes were killed mid-operation can leave the qgroup
@@ -81,7 +89,7 @@ fi
 
 # The desktops' egress: the internet (NAT) or nothing; never this host, other desktops, private ranges or cloud
 # metadata. Replies to connections made to a desktop (the viewer's WebRTC checks) pass: the ACL is stateful.
-if ! lxc network acl show hd-desktops >/dev/null 2>&1; then lxc network acl create hd-desktops >/dev/null; fi
+lxc network acl show hd-desktops >/dev/null 2>&1 || create_once network acl create hd-desktops
 host_addrs="$(ip -4 -o addr show | awk '{print $4}' | cut -d/ -f1 | grep -v '^127\.' | sort -u | tr '\n' ',' | sed 's/,$//')"
 blocked="0.0.0.0/8,10.0.0.0/8,100.64.0.0/10,127.0.0.0/8,169.254.0.0/16,172.16.0.0/12,192.0.0.0/24,192.0.2.0/24,192.168.0.0/16,198.18.0.0/15,198.51.100.0/24,203.0.113.0/24,224.0.0.0/4,240.0.0.0/4"
 [ -n "$host_addrs" ] && blocked="$blocked,$host_addrs"
@@ -94,7 +102,7 @@ if [ "$(lxc network acl show hd-desktops | sed -n '/^egress:/,/^name:/p' | md5su
 fi
 if ! lxc network show "$NETWORK" >/dev/null 2>&1; then
   step "network $NETWORK ($SUBNET, egress: $EGRESS)"
-  lxc network create "$NETWORK" ipv4.address="$SUBNET" ipv4.nat=true ipv6.address=none >/dev/null
+  create_once network create "$NETWORK" ipv4.address="$SUBNET" ipv4.nat=true ipv6.address=none
 fi
 lxc network set "$NETWORK" security.acls=hd-desktops security.acls.default.egress.action=reject security.acls.default.ingress.action=reject
 
@@ -106,13 +114,13 @@ IMAGE_ALIAS_OUT="$DATA_DIR/lxd/image" sh "$here/../../machine-image/build.sh"
 
 if ! lxc project show "$PROJECT" >/dev/null 2>&1; then
   step "project $PROJECT for $DATA_DIR"
-  lxc project create "$PROJECT" -c features.images=false -c features.profiles=true -c features.storage.volumes=true \
+  create_once project create "$PROJECT" -c features.images=false -c features.profiles=true -c features.storage.volumes=true \
     -c features.networks=false -c restricted=true -c restricted.containers.nesting=block \
     -c restricted.containers.privilege=isolated -c restricted.containers.lowlevel=block \
     -c restricted.devices.disk=managed -c restricted.devices.nic=managed -c restricted.networks.access="$NETWORK" \
     -c restricted.devices.proxy=block -c restricted.devices.unix-char=block -c restricted.devices.unix-block=block \
     -c restricted.devices.unix-hotplug=block -c restricted.devices.usb=block -c restricted.devices.infiniband=block \
-    -c restricted.devices.gpu=allow -c restricted.cluster.target=allow -c user.hyperdesk.data_dir="$DATA_DIR" >/dev/null
+    -c restricted.devices.gpu=allow -c restricted.cluster.target=allow -c user.hyperdesk.data_dir="$DATA_DIR"
 fi
 # In a cluster the server chooses each desktop's member (free capacity, its home's member): LXD refuses a restricted
 # project's ?target= unless this allows it. Projects made before it get it here.
