@@ -24,6 +24,8 @@ import { fmtBytes, fmtMs, percentile } from './stats';
 
 const RUNS = Number(process.argv[2] ?? 5);
 const CLASS = Number(process.argv[3] ?? 40);
+const START_CONCURRENCY = Number(process.env.START_CONCURRENCY ?? 8);
+const POLL_MS = Number(process.env.POLL_MS ?? 20);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Subject {
@@ -80,7 +82,7 @@ async function until(what: string, fn: () => boolean | Promise<boolean>, ms = 18
   const deadline = performance.now() + ms;
   while (!(await fn())) {
     if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(Number(process.env.POLL_MS ?? 20));
+    await sleep(POLL_MS);
   }
 }
 
@@ -125,11 +127,11 @@ async function measure(s: Subject) {
   const calls: number[] = [];
   const onlineAt: number[] = [];
   await Promise.all([
-    inPool(machines.map((m) => async () => {
+    inPool(machines, START_CONCURRENCY, async (m) => {
       const t = performance.now();
       await s.provider.start(m);
       calls.push(performance.now() - t);
-    }), Number(process.env.START_CONCURRENCY ?? 8), (w) => w()),
+    }),
     ...machines.map(async (m) => {
       await until('online', () => online(s, m.machineId), 300_000);
       onlineAt.push(performance.now() - tAll);

@@ -10,12 +10,12 @@ import { prepareLxd, removeProject } from './lxd-fixtures';
 const run = promisify(execFile);
 const SETUP = path.join(import.meta.dirname, '../../scripts/lxd/host-setup.sh');
 
-const made: string[] = [];
+/** Data dirs (each with its LXD project) and other scratch dirs this file made. */
+const dataDirs: string[] = [];
+const scratch: string[] = [];
 afterAll(() => {
-  for (const dir of made) {
-    removeProject(lxdProjectFor(dir));
-    rmSync(dir, { recursive: true, force: true });
-  }
+  for (const dir of dataDirs) removeProject(lxdProjectFor(dir));
+  for (const dir of [...dataDirs, ...scratch]) rmSync(dir, { recursive: true, force: true });
 });
 
 /**
@@ -25,10 +25,10 @@ afterAll(() => {
  */
 it('a set-up whose every `lxc … show` fails still finishes when the objects exist (a busy daemon)', async () => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'hd-setup-'));
-  made.push(dataDir);
+  dataDirs.push(dataDir);
   await prepareLxd(dataDir); // the project exists from here on
   const bin = mkdtempSync(path.join(tmpdir(), 'hd-lxc-shim-'));
-  made.push(bin);
+  scratch.push(bin);
   const real = (await run('sh', ['-c', 'command -v lxc'])).stdout.trim();
   writeFileSync(
     path.join(bin, 'lxc'),
