@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { instanceOf } from '../src/modules/machines/providers/lxd/provider';
 import { lxdDeployment, type LxdDeployment } from './lxd-fixtures';
 import { until, vncHandshake } from './machines-desktops';
@@ -119,11 +119,22 @@ EOF`, 120_000);
     await d.shell(a.machineId, 'echo kept > ~/notes.txt');
     await d.provider.stop(a.machineId);
     expect((await d.provider.describe(a.machineId)).state).toBe('stopped');
+    // The home it mounts is not asked for again (LXD answers that by reading every instance of the project).
+    const sent = vi.spyOn(d.lxd, 'send');
+    const volumeCalls = () => sent.mock.calls.filter(([method, p]) => method === 'POST' && p.includes('/storage-pools/')).length;
+    const got = vi.spyOn(d.lxd, 'get');
     await d.provider.start(a);
+    expect(volumeCalls()).toBe(0);
+    // Until its link says it answers, a starting desktop is looked up at most once a second, however often asked.
+    for (let i = 0; i < 5; i++) expect((await d.provider.describe(a.machineId)).state).toBe('starting');
+    expect(got.mock.calls.filter(([p]) => p === `/1.0/instances/${instanceOf(a.machineId)}`).length).toBeLessThanOrEqual(2);
+    got.mockRestore();
     await running(a.machineId);
     expect((await d.shell(a.machineId, 'cat ~/notes.txt')).out.trim()).toBe('kept');
     await d.provider.stop(a.machineId);
     await d.provider.start({ ...a, homeKey: `course-x-${randomUUID()}` });
+    expect(volumeCalls()).toBe(1);
+    sent.mockRestore();
     await running(a.machineId);
     expect((await d.shell(a.machineId, 'ls -A ~ | grep -c notes.txt')).out.trim()).toBe('0');
   }, 240_000);

@@ -35,6 +35,8 @@ const AGENT_SOCKET = '/run/hyperdesk/agent.sock';
 const LINKED: Record<string, LinkSocket> = { [VNC_SOCKET]: 1, [AGENT_SOCKET]: 2 };
 /** A desktop whose VNC server answered once and then stays silent this long is hung. */
 const HUNG_AFTER_MS = 30_000;
+/** A desktop started and not yet answering is looked up at most this often (its link tells when it answers). */
+const LOOK_WHILE_STARTING_MS = 1_000;
 
 /** The instance of a machine: `hd-<machineId>` in the deployment's own project. */
 export const instanceOf = (machineId: string) => {
@@ -85,6 +87,11 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
   const changeListeners: (() => void)[] = [];
   /** Instances started and not yet answering: their first answer is news (once per start, whatever the tenant sends). */
   const awaitingUp = new Set<string>();
+  /**
+   * When each of those was last looked up. Its link tells the moment it answers, so until then a look a second
+   * is enough: every GET of an instance takes LXD's one database connection, which 40 starting desktops need.
+   */
+  const lookedAt = new Map<string, number>();
   const links = createDesktopLinks(lxd, (instance) => {
     if (awaitingUp.delete(instance)) changeListeners.forEach((l) => l());
   });
@@ -239,6 +246,10 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
   }
 
   async function setState(name: string, action: 'start' | 'stop'): Promise<void> {
+    if (action === 'stop') {
+      awaitingUp.delete(name);
+      lookedAt.delete(name);
+    }
     try {
       await lxd.send('PUT', `/1.0/instances/${name}/state`, { action, force: action === 'stop', timeout: 10 });
     } catch (err) {
@@ -285,9 +296,12 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
   /** One host: the instance `hd-<id>`, its home volume beside it. */
   async function startOnHost(machineId: string, machineName: string, key: string): Promise<void> {
     const name = instanceOf(machineId);
-    const [volume, inst] = await Promise.all([ensureVolume(key), instance(name)]);
+    const inst = await instance(name);
+    if (inst?.status === 'Running') return; // running or coming up: adopt it
+    // A home the instance already mounts exists (LXD keeps a volume in use): asking to create it again costs the
+    // daemon a look at every instance of the project, on its one database connection, for each start of a class.
+    const volume = inst?.devices.home?.source === volumeOf(key) ? volumeOf(key) : await ensureVolume(key);
     if (!inst) await create(name, machineName, key, volume);
-    else if (inst.status === 'Running') return; // running or coming up: adopt it
     else await update(name, inst, machineName, key, volume);
     await setState(name, 'start');
   }
@@ -388,6 +402,11 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
 
     async describe(machineId): Promise<ObservedDesktop> {
       let name = await current(machineId);
+      if (awaitingUp.has(name) && Date.now() - (lookedAt.get(name) ?? 0) < LOOK_WHILE_STARTING_MS) {
+        return { state: 'starting', endpoint: endpointIn(name, VNC_SOCKET) };
+      }
+      if (awaitingUp.has(name)) lookedAt.set(name, Date.now());
+      else lookedAt.delete(name);
       let s: { status: string } | null;
       try {
         s = await status(name);
