@@ -11,11 +11,13 @@
  *
  *   npx tsx bench/providers.ts [runs (default 5)] [classroom size (default 40)]
  * Environment: START_CONCURRENCY (8, the reconciler's): starts in flight during Start All; POLL_MS (20): the wait
- * between looks at a machine not yet online (the reconciler looks again every 250 ms).
+ * between looks at a machine not yet online (the reconciler looks again every 250 ms); KEEP_DIR: the deployment's
+ * data dir, kept with its machines after the run, so the next run with the same KEEP_DIR measures the same instances
+ * (no 40 new instances made first, none deleted after: btrfs deleting them slows every run that follows).
  */
 import { randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { MachineProvider } from '../server/src/modules/machines/providers/types';
 import { inPool } from '../server/src/modules/machines/pool';
 import { vncHandshake } from '../server/test/machines-desktops';
@@ -26,6 +28,7 @@ const RUNS = Number(process.argv[2] ?? 5);
 const CLASS = Number(process.argv[3] ?? 40);
 const START_CONCURRENCY = Number(process.env.START_CONCURRENCY ?? 8);
 const POLL_MS = Number(process.env.POLL_MS ?? 20);
+const KEEP_DIR = process.env.KEEP_DIR;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Subject {
@@ -47,7 +50,8 @@ const pssOf = (pid: number) => {
 };
 
 async function lxdSubject(): Promise<Subject> {
-  const d = await lxdDeployment({ memoryMb: 1024, pids: 400, diskMb: 200 });
+  if (KEEP_DIR) mkdirSync(KEEP_DIR, { recursive: true });
+  const d = await lxdDeployment({ memoryMb: 1024, pids: 400, diskMb: 200 }, KEEP_DIR);
   const cgroupName = (id: string) => `${d.project}_hd-${id}`;
   return {
     name: 'lxd (container)',
@@ -74,7 +78,7 @@ async function lxdSubject(): Promise<Subject> {
       }
       return sum;
     },
-    close: () => d.close(),
+    close: async () => (KEEP_DIR ? d.lxd.close() : d.close()),
   };
 }
 
@@ -101,8 +105,17 @@ async function startOnce(s: Subject, m: { machineId: string; name: string }): Pr
   return { online: on, content: performance.now() - t0 };
 }
 
+/** The classroom's machines: new ones, or under KEEP_DIR those of the run before (as many more as the size asks). */
+function classroom(): { machineId: string; name: string }[] {
+  const file = KEEP_DIR ? `${KEEP_DIR}/bench-machines.json` : null;
+  const kept: { machineId: string; name: string }[] = file && existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : [];
+  const machines = Array.from({ length: CLASS }, (_, i) => kept[i] ?? { machineId: randomUUID(), name: `Bench desk ${i + 1}` });
+  if (file) writeFileSync(file, JSON.stringify(machines));
+  return machines;
+}
+
 async function measure(s: Subject) {
-  const machines = Array.from({ length: CLASS }, (_, i) => ({ machineId: randomUUID(), name: `Bench desk ${i + 1}` }));
+  const machines = classroom();
   const first = machines[0]!;
   // Make every machine once (first start: the instance or user is created), then stop them all.
   for (let i = 0; i < machines.length; i += 8) await Promise.all(machines.slice(i, i + 8).map((m) => s.provider.start(m)));

@@ -29,8 +29,10 @@ export interface LxdDeployment {
  * as root: daemon, pool, network, image, a restricted project and its certificate), then driven through the API
  * with that certificate alone.
  */
-export async function lxdDeployment(limits: Partial<LxdProviderOptions['limits']> = {}): Promise<LxdDeployment> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'hd-lxd-'));
+export async function lxdDeployment(
+  limits: Partial<LxdProviderOptions['limits']> = {},
+  dataDir = mkdtempSync(path.join(tmpdir(), 'hd-lxd-')),
+): Promise<LxdDeployment> {
   const project = lxdProjectFor(dataDir);
   const env = await prepareLxd(dataDir);
   const lxd = createLxdClient(connectionFromDir(env.LXD_URL!, project, path.join(dataDir, 'lxd')));
