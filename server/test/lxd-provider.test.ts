@@ -125,9 +125,12 @@ EOF`, 120_000);
     const got = vi.spyOn(d.lxd, 'get');
     await d.provider.start(a);
     expect(volumeCalls()).toBe(0);
-    // Until its link says it answers, a starting desktop is looked up at most once a second, however often asked.
-    for (let i = 0; i < 5; i++) expect((await d.provider.describe(a.machineId)).state).toBe('starting');
-    expect(got.mock.calls.filter(([p]) => p === `/1.0/instances/${instanceOf(a.machineId)}`).length).toBeLessThanOrEqual(2);
+    // Until its link says it answers, a starting desktop is looked up at most once a second, however often asked
+    // (a look after it answered is a real one: counted apart, should the desktop be that quick).
+    let starting = 0;
+    for (let i = 0; i < 5; i++) if ((await d.provider.describe(a.machineId)).state === 'starting') starting++;
+    expect(starting).toBeGreaterThan(0);
+    expect(got.mock.calls.filter(([p]) => p === `/1.0/instances/${instanceOf(a.machineId)}`).length).toBeLessThanOrEqual(2 + (5 - starting));
     got.mockRestore();
     await running(a.machineId);
     expect((await d.shell(a.machineId, 'cat ~/notes.txt')).out.trim()).toBe('kept');
