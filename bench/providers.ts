@@ -118,7 +118,7 @@ async function measure(s: Subject) {
   const machines = classroom();
   const first = machines[0]!;
   // Make every machine once (first start: the instance or user is created), then stop them all.
-  for (let i = 0; i < machines.length; i += 8) await Promise.all(machines.slice(i, i + 8).map((m) => s.provider.start(m)));
+  await inPool(machines, START_CONCURRENCY, (m) => s.provider.start(m));
   for (const m of machines) await until('made', () => online(s, m.machineId));
   await sleep(3000);
   const pss = machines.slice(0, 5).map((m) => s.pss(m.machineId));

@@ -92,8 +92,13 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
    * is enough: every GET of an instance takes LXD's one database connection, which 40 starting desktops need.
    */
   const lookedAt = new Map<string, number>();
+  /** An instance no longer awaited: it answered, stopped or is being stopped. True when it was awaited. */
+  const notAwaited = (name: string) => {
+    lookedAt.delete(name);
+    return awaitingUp.delete(name);
+  };
   const links = createDesktopLinks(lxd, (instance) => {
-    if (awaitingUp.delete(instance)) changeListeners.forEach((l) => l());
+    if (notAwaited(instance)) changeListeners.forEach((l) => l());
   });
   const cluster = createCluster(lxd, GPU_PROFILE);
   /** A machine's instance now (a cluster can have replaced `hd-<id>` after losing its member); filled by lookups. */
@@ -246,10 +251,7 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
   }
 
   async function setState(name: string, action: 'start' | 'stop'): Promise<void> {
-    if (action === 'stop') {
-      awaitingUp.delete(name);
-      lookedAt.delete(name);
-    }
+    if (action === 'stop') notAwaited(name);
     try {
       await lxd.send('PUT', `/1.0/instances/${name}/state`, { action, force: action === 'stop', timeout: 10 });
     } catch (err) {
@@ -402,11 +404,10 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
 
     async describe(machineId): Promise<ObservedDesktop> {
       let name = await current(machineId);
-      if (awaitingUp.has(name) && Date.now() - (lookedAt.get(name) ?? 0) < LOOK_WHILE_STARTING_MS) {
-        return { state: 'starting', endpoint: endpointIn(name, VNC_SOCKET) };
+      if (awaitingUp.has(name)) {
+        if (Date.now() - (lookedAt.get(name) ?? 0) < LOOK_WHILE_STARTING_MS) return { state: 'starting', endpoint: endpointIn(name, VNC_SOCKET) };
+        lookedAt.set(name, Date.now());
       }
-      if (awaitingUp.has(name)) lookedAt.set(name, Date.now());
-      else lookedAt.delete(name);
       let s: { status: string } | null;
       try {
         s = await status(name);
@@ -423,7 +424,7 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
       }
       if (!s || s.status !== 'Running') {
         links.drop(name);
-        awaitingUp.delete(name);
+        notAwaited(name);
         if (!s) return { state: 'stopped' };
         const reason = (await instance(name))?.config['user.hyperdesk.stop_reason'];
         return reason ? { state: 'stopped', reason } : { state: 'stopped' };
