@@ -18,6 +18,10 @@ describe('ZRLE tile colours', () => {
     const { colours, length } = tileColours(data, w, h);
     expect(length).toBe(data.length);
     expect([...colours].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    // With enough colours asked for, it stops at the tile that brings them (the raw one, the second).
+    const some = tileColours(data, w, h, 2);
+    expect(some.length).toBe(solid.length + raw.length);
+    expect([...some.colours].sort((a, b) => a - b)).toEqual([1, 2, 3]);
 
     // Palette RLE over one 64×64 tile: index 0 for 4000 pixels (run 255+255+...), index 1 once, then 95 single 0s.
     const runs: number[] = [];

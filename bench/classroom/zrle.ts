@@ -17,8 +17,11 @@ export class ZrleStream {
     this.inflate.on('data', (c: Buffer) => this.out.push(c));
   }
 
-  /** Adds one rectangle's compressed bytes (each ends with a sync flush); answers its tiles' colours (w × h pixels). */
-  async rect(data: Buffer, w: number, h: number): Promise<Set<number>> {
+  /**
+   * Adds one rectangle's compressed bytes (each ends with a sync flush); answers its tiles' colours (w × h pixels),
+   * read until there are `enough` of them (the whole rectangle is inflated all the same: the stream goes on).
+   */
+  async rect(data: Buffer, w: number, h: number, enough = Infinity): Promise<Set<number>> {
     await new Promise<void>((resolve, reject) => {
       this.inflate.once('error', reject);
       this.inflate.write(data);
@@ -27,7 +30,7 @@ export class ZrleStream {
         resolve();
       });
     });
-    return tileColours(Buffer.concat(this.out.splice(0)), w, h).colours;
+    return tileColours(Buffer.concat(this.out.splice(0)), w, h, enough).colours;
   }
 
   close(): void {
@@ -35,12 +38,17 @@ export class ZrleStream {
   }
 }
 
-/** The colours of a rectangle's tiles in uncompressed ZRLE data; answers them and how many bytes the tiles took. */
-export function tileColours(data: Buffer, w: number, h: number): { colours: Set<number>; length: number } {
+/**
+ * The colours of a rectangle's tiles in uncompressed ZRLE data; answers them and how many bytes the tiles took. With
+ * `enough`, it stops at the first tile that brings the count there (`length` is then where it stopped): a bench
+ * client needs to know that the desktop is drawn, not every pixel of it.
+ */
+export function tileColours(data: Buffer, w: number, h: number, enough = Infinity): { colours: Set<number>; length: number } {
   const colours = new Set<number>();
   let at = 0;
   const pixel = () => {
-    const v = data.readUIntBE(at, CPIXEL);
+    if (at + CPIXEL > data.length) throw new Error('ZRLE: tile data cut short');
+    const v = (data[at]! << 16) | (data[at + 1]! << 8) | data[at + 2]!;
     at += CPIXEL;
     return v;
   };
@@ -78,6 +86,7 @@ export function tileColours(data: Buffer, w: number, h: number): { colours: Set<
         }
       } else throw new Error(`ZRLE: tile subencoding ${sub} is not defined`);
       if (at > data.length) throw new Error('ZRLE: tile data cut short');
+      if (colours.size >= enough) return { colours, length: at };
     }
   }
   return { colours, length: at };
