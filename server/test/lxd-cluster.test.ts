@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLxdProvider, HOST_LOST } from '../src/modules/machines/providers/lxd/provider';
 import type { MachineProvider } from '../src/modules/machines/providers/types';
 import { startTestServer, type TestServer } from './harness';
@@ -77,6 +77,28 @@ describe('lxd provider on a two-member cluster', () => {
     // Both members were empty: the second desktop goes where the first one's limits do not count yet.
     expect(where.sort()).toEqual([...c.members].sort());
   }, 400_000);
+
+  it('a stopped machine starts again where it is, without asking LXD for the home it already mounts', async () => {
+    const u = users[0]!;
+    const member = await memberOf(u.id);
+    expect((await s.call('POST', '/v1/user/slot', { token: u.token, body: { packId: u.id, terminate: true } })).status).toBe(200);
+    const stopped = async () => {
+      await pass();
+      return (await machineRow(db(), u.id)).observed === 'offline';
+    };
+    await until('the machine stopped', stopped, 120_000, 500);
+    const sent = vi.spyOn(c.lxd, 'send');
+    try {
+      expect((await startOf(u.token, u.id)).status).toBe(200);
+      await allOnline([u.id]);
+      // The volume POST makes LXD read every instance of the project on its one database connection.
+      expect(sent.mock.calls.filter(([method, p]) => method === 'POST' && p.includes('/storage-pools/'))).toEqual([]);
+      expect(sent.mock.calls.some(([method, p]) => method === 'PUT' && p.endsWith('/state'))).toBe(true);
+    } finally {
+      sent.mockRestore();
+    }
+    expect(await memberOf(u.id)).toBe(member);
+  }, 300_000);
 
   it("a member killed: its machines are marked stopped with the dashboard's reason, the others keep running; Start runs them on the member left", async () => {
     const on = await Promise.all(users.map(async (u) => ({ ...u, member: await memberOf(u.id) })));

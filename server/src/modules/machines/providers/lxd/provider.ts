@@ -324,9 +324,10 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
       names.set(machineId, cur.name);
       if (inst.status === 'Running') return;
       if (!homes.length || homes.includes(inst.location)) {
-        const volume = await ensureVolume(key, shared ? '' : inst.location);
         const info = await instance(cur.name);
         if (info) {
+          // As on one host (startOnHost): a home the instance already mounts is not asked for again.
+          const volume = info.devices.home?.source === volumeOf(key) ? volumeOf(key) : await ensureVolume(key, shared ? '' : inst.location);
           await update(cur.name, info, machineName, key, volume);
           await setState(cur.name, 'start');
           return;
