@@ -180,6 +180,16 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
     return name;
   }
 
+  /**
+   * The home volume for an instance about to start: the one it mounts already (LXD keeps a volume in use, so it
+   * exists), else asked for. Asking again costs the daemon a look at every instance of the project, on its one
+   * database connection, for each start of a class.
+   */
+  function homeFor(inst: InstanceInfo | null, homeKey: string, target = ''): Promise<string> {
+    const name = volumeOf(homeKey);
+    return inst?.devices.home?.source === name ? Promise.resolve(name) : ensureVolume(homeKey, target);
+  }
+
   /** Deletes a home volume wherever a copy is (one per member on a local pool); copies on a lost member stay. */
   async function deleteVolume(homeKey: string): Promise<void> {
     const name = volumeOf(homeKey);
@@ -300,9 +310,7 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
     const name = instanceOf(machineId);
     const inst = await instance(name);
     if (inst?.status === 'Running') return; // running or coming up: adopt it
-    // A home the instance already mounts exists (LXD keeps a volume in use): asking to create it again costs the
-    // daemon a look at every instance of the project, on its one database connection, for each start of a class.
-    const volume = inst?.devices.home?.source === volumeOf(key) ? volumeOf(key) : await ensureVolume(key);
+    const volume = await homeFor(inst, key);
     if (!inst) await create(name, machineName, key, volume);
     else await update(name, inst, machineName, key, volume);
     await setState(name, 'start');
@@ -326,8 +334,7 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
       if (!homes.length || homes.includes(inst.location)) {
         const info = await instance(cur.name);
         if (info) {
-          // As on one host (startOnHost): a home the instance already mounts is not asked for again.
-          const volume = info.devices.home?.source === volumeOf(key) ? volumeOf(key) : await ensureVolume(key, shared ? '' : inst.location);
+          const volume = await homeFor(info, key, shared ? '' : inst.location);
           await update(cur.name, info, machineName, key, volume);
           await setState(cur.name, 'start');
           return;
