@@ -44,6 +44,8 @@ interface LiveSession {
   machineId: string;
   lastInputAt: Date | null;
   flushedInputAt: Date | null;
+  /** The last write of lastInputAt (each waits for the one before; never rejects): settled when the database has flushedInputAt. */
+  inputWritten: Promise<unknown>;
   warnedStopAt: string | null;
   /** The class end this session was told of (input does not undo it: the class ends all the same). */
   toldClassEnd: string | null;
@@ -131,6 +133,7 @@ export function createGateway(deps: ConnectDeps) {
       machineId: '',
       lastInputAt: null,
       flushedInputAt: null,
+      inputWritten: Promise.resolve(),
       warnedStopAt: null,
       toldClassEnd: null,
       send(msg) {
@@ -173,7 +176,9 @@ export function createGateway(deps: ConnectDeps) {
       const warned = session.warnedStopAt !== null;
       session.lastInputAt = now;
       session.warnedStopAt = null;
-      if (warned || !session.flushedInputAt || now.getTime() - session.flushedInputAt.getTime() >= INPUT_FLUSH_MS) void flushSession(session);
+      if (warned || !session.flushedInputAt || now.getTime() - session.flushedInputAt.getTime() >= INPUT_FLUSH_MS) {
+        flushSession(session).catch((err) => log.warn({ err }, 'could not record the last input'));
+      }
     }
 
     function toDesktop(frame: Buffer): void {
@@ -402,11 +407,19 @@ export function createGateway(deps: ConnectDeps) {
     });
   }
 
-  async function flushSession(s: LiveSession): Promise<void> {
+  /**
+   * Writes the session's last input unless it was written already, and resolves once the database has it: a write
+   * that input started a moment ago is waited for too, so the idle job never reads the row before it lands.
+   */
+  function flushSession(s: LiveSession): Promise<unknown> {
     const at = s.lastInputAt;
-    if (!at || (s.flushedInputAt && s.flushedInputAt.getTime() >= at.getTime())) return;
-    s.flushedInputAt = at;
-    await deps.db.update(connectSessions).set({ lastInputAt: at }).where(eq(connectSessions.id, s.id));
+    if (at && !(s.flushedInputAt && s.flushedInputAt.getTime() >= at.getTime())) {
+      s.flushedInputAt = at;
+      const write = s.inputWritten.then(() => deps.db.update(connectSessions).set({ lastInputAt: at }).where(eq(connectSessions.id, s.id)));
+      s.inputWritten = write.catch(() => undefined); // its caller hears of a failure; the next write goes ahead
+      return write;
+    }
+    return s.inputWritten;
   }
 
   return {
