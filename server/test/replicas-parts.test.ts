@@ -99,8 +99,10 @@ describe.skipIf(!POSTGRES)('replica parts on PostgreSQL', () => {
       await second.runOnce();
       expect([first.isLeader(), second.isLeader()]).toEqual([true, false]);
       // The leader's session holds the lease settings: it would be ended after LEASE_MS without a statement.
+      // This database's lease only: the test files beside this one hold the same advisory key in theirs.
       const [lease] = (await fresh.database.rows(sql`select l.pid from pg_locks l
-        where l.locktype = 'advisory' and l.objid = 727002 and l.granted`)) as { pid: number }[];
+        where l.locktype = 'advisory' and l.objid = 727002 and l.granted
+          and l.database = (select oid from pg_database where datname = current_database())`)) as { pid: number }[];
       expect(lease).toBeDefined();
       // A half-open or frozen leader looks like this to PostgreSQL: its session ends (here at once).
       await fresh.database.rows(sql`select pg_terminate_backend(${lease!.pid})`);
