@@ -35,6 +35,8 @@ export interface Database {
   pinned(): Promise<{ exec(script: string): Promise<unknown[]>; release(destroy?: boolean): void }>;
   /** PostgreSQL only: a dedicated, self-reconnecting LISTEN connection (./listen.ts). */
   listen?(opts: Omit<ListenOptions, 'connectionString'>): Listener;
+  /** PGlite only: its data dir as a tar (a `template` for another in-memory database). */
+  dump?(): Promise<Blob>;
   close(): Promise<void>;
 }
 
@@ -43,8 +45,11 @@ const dialect = new PgDialect();
 const POOL_MAX = 10;
 const HOT_POOL_MAX = 10;
 
-/** Opens PostgreSQL when a URL is given, else PGlite in `dataDir/pglite` (or in memory for `memory://`). */
-export async function openDatabase(opts: { databaseUrl?: string; dataDir?: string }): Promise<Database> {
+/**
+ * Opens PostgreSQL when a URL is given, else PGlite in `dataDir/pglite` (or in memory for `memory://`). `template`:
+ * an in-memory PGlite starts from this dump of a data dir (PGlite's `dumpDataDir`) instead of running initdb.
+ */
+export async function openDatabase(opts: { databaseUrl?: string; dataDir?: string; template?: Blob }): Promise<Database> {
   if (opts.databaseUrl) {
     const databaseUrl = opts.databaseUrl;
     // TCP keepalive: a peer that vanished (host lost, half-open connection) is noticed instead of waited on.
@@ -109,7 +114,7 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir?: strin
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     chmodSync(dir, 0o700);
   }
-  const client = new PGlite(dir);
+  const client = dir ? new PGlite(dir) : new PGlite({ loadDataDir: opts.template });
   await client.waitReady;
   const db = drizzlePglite({ client, schema }) as unknown as Db;
   return {
@@ -128,6 +133,7 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir?: strin
       release: () => {},
     }),
     close: () => client.close(),
+    dump: () => client.dumpDataDir('none'),
   };
 }
 
