@@ -3,7 +3,7 @@ import type { Browser } from 'playwright-core';
 import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
 import { api, buyer, connectHref, waitOnline } from './connect-helpers';
 
-// One idle minute: the warning comes half a minute before the stop (the job looks every 30 seconds).
+// One idle minute: the warning comes half a minute before the stop (the job looks every 7.5 seconds: an eighth of it).
 let server: RunningServer;
 let browser: Browser;
 beforeAll(async () => {

@@ -6,7 +6,8 @@ import type { ConnectDeps } from './deps';
 import type { Gateway } from './gateway';
 import { sweepTickets } from './tickets';
 
-export const IDLE_JOB_INTERVAL_MS = 30_000;
+/** How often the idle job looks: every 30 s, or every eighth of a shorter idle limit (at least 5 s), so a stop comes on time. */
+export const idleJobIntervalMs = (idleMs: number) => Math.min(30_000, Math.max(5_000, idleMs / 8));
 const WARN_BEFORE_MS = 5 * 60_000;
 
 export const idleReasonText = (minutes: number) => `Stopped after ${minutes} minute${minutes === 1 ? '' : 's'} without use.`;
@@ -57,7 +58,7 @@ export function createIdleJob(deps: ConnectDeps, gateway: Gateway): Job {
 
   return {
     name: 'connect-idle',
-    intervalMs: IDLE_JOB_INTERVAL_MS,
+    intervalMs: idleJobIntervalMs(idleMs),
     async runOnce() {
       const now = deps.clock.now();
       await gateway.flushInput();
