@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GATEWAY_CLOSE } from '@hyperdesk/contract';
 import { manualClock } from '../src/lib/clock';
+import { idleJobIntervalMs } from '../src/modules/connect/idle';
 import type { Endpoint } from '../src/modules/machines/providers/types';
 import { startTestServer, type TestServer } from './harness';
 import { fakeDesktop, fakeProvider, freshToken, machineRow, openGateway, seedMachine, seedUser, ticketFor, until, type FakeDesktop, type GatewayClient, type SeededUser } from './connect-fixtures';
@@ -55,6 +56,10 @@ describe('idle protection', () => {
   it('runs as a job every 30 seconds', () => {
     expect(s.app.ctx.jobs).toContain(idleJob());
     expect(idleJob().intervalMs).toBe(30_000);
+  });
+
+  it('looks every eighth of a short limit, so a one-minute limit stops on time', () => {
+    expect([20 * MIN, 4 * MIN, MIN, 10_000].map(idleJobIntervalMs)).toEqual([30_000, 30_000, 7_500, 5_000]);
   });
 
   it('stops a running machine nobody connects to, 20 minutes after it came online', async () => {
