@@ -1,8 +1,7 @@
 import pg from 'pg';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig, type Config } from '../src/config';
 import { openDatabase, type Database } from '../src/db/client';
@@ -47,8 +46,9 @@ export async function freshDatabase(): Promise<{ database: Database; url?: strin
 }
 
 /**
- * A migrated PGlite data dir as a tar, made once per set of migrations and kept in the temp dir: PGlite's initdb
- * takes 2–4 s on a busy 2-core host, loading this dump under 1 s, and each test file opens its own database.
+ * A migrated PGlite data dir as a tar, made once per set of migrations and kept in server/node_modules/.cache (ours,
+ * not a shared temp dir another user could plant a file in): PGlite's initdb takes 2–4 s on a busy 2-core host,
+ * loading this dump under 1 s, and each test file opens its own database.
  */
 async function migratedTemplate(): Promise<Blob> {
   const hash = createHash('sha256');
@@ -56,8 +56,10 @@ async function migratedTemplate(): Promise<Blob> {
   // The installed PGlite's package.json (a dump is only read back by the version that made it).
   const pglite = path.resolve(path.dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')), '..', 'package.json');
   hash.update(readFileSync(pglite));
-  const file = path.join(tmpdir(), `hyperdesk-pglite-${hash.digest('hex').slice(0, 16)}.tar`);
+  const cache = path.join(MIGRATIONS_DIR, '..', 'node_modules', '.cache');
+  const file = path.join(cache, `pglite-migrated-${hash.digest('hex').slice(0, 16)}.tar`);
   if (!existsSync(file)) {
+    mkdirSync(cache, { recursive: true });
     const database = await openDatabase({ dataDir: 'memory://' });
     await migrate(database);
     const tar = Buffer.from(await (await database.dump!()).arrayBuffer());
