@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GATEWAY_CLOSE } from '@hyperdesk/contract';
+import { sql } from 'drizzle-orm';
 import { manualClock } from '../src/lib/clock';
 import { idleJobIntervalMs } from '../src/modules/connect/idle';
 import type { Endpoint } from '../src/modules/machines/providers/types';
@@ -139,6 +140,32 @@ describe('idle protection', () => {
     await idleJob().runOnce();
     expect((await machineRow(s, id)).desired).toBe('stopped');
     await c.closed;
+  });
+
+  // PostgreSQL only: PGlite has one connection, so nothing can hold the session's row while the gateway writes it.
+  it.skipIf(!process.env.DATABASE_URL)('waits for an input write still in flight before it judges, so fresh input always counts', async () => {
+    const id = await onlineMachine();
+    const c = await connect(id);
+    // Another connection holds the session's row: the input's write (made at once: the session's first input) waits.
+    const holder = await s.database.pinned();
+    try {
+      await holder.exec(`begin; select id from connect_sessions where machine_id = '${id}' for update`);
+      const before = desk.received.length;
+      c.ws.send(pointer());
+      await until(() => desk.received.length > before, 'the input at the desktop'); // marked, and its write sent
+      let flushed = false;
+      const flushing = s.app.ctx.connect.gateway.flushInput().then(() => (flushed = true));
+      await s.database.rows(sql`select 1`); // a round trip to PostgreSQL on another connection
+      expect(flushed).toBe(false); // still waiting for the write (the old flush returned at once: "already written")
+      await holder.exec('commit');
+      await flushing;
+    } finally {
+      await holder.exec('commit').catch(() => undefined); // after a failed check too: the held write goes through
+      holder.release();
+    }
+    const [row] = await s.database.rows<{ at: Date | null }>(sql`select last_input_at as at from connect_sessions where machine_id = ${id}`);
+    expect(row?.at).not.toBeNull();
+    c.ws.close();
   });
 
   it('counts from the last disconnect when the user leaves', async () => {
