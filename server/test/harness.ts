@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { loadConfig, type Config } from '../src/config';
@@ -45,19 +45,28 @@ export async function freshDatabase(): Promise<{ database: Database; url?: strin
   };
 }
 
+let template: Promise<Blob> | undefined;
+
 /**
  * A migrated PGlite data dir as a tar, made once per set of migrations and kept in server/node_modules/.cache (ours,
  * not a shared temp dir another user could plant a file in): PGlite's initdb takes 2–4 s on a busy 2-core host,
- * loading this dump under 1 s, and each test file opens its own database.
+ * loading this dump under 1 s, and each test file opens its own database. Read once per process (the API files
+ * share theirs); a dump of older migrations is removed when a new one is made.
  */
-async function migratedTemplate(): Promise<Blob> {
+function migratedTemplate(): Promise<Blob> {
+  template ??= readOrMakeTemplate();
+  return template;
+}
+
+async function readOrMakeTemplate(): Promise<Blob> {
   const hash = createHash('sha256');
   for (const f of readdirSync(MIGRATIONS_DIR).sort()) hash.update(f).update(readFileSync(path.join(MIGRATIONS_DIR, f)));
   // The installed PGlite's package.json (a dump is only read back by the version that made it).
   const pglite = path.resolve(path.dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')), '..', 'package.json');
   hash.update(readFileSync(pglite));
   const cache = path.join(MIGRATIONS_DIR, '..', 'node_modules', '.cache');
-  const file = path.join(cache, `pglite-migrated-${hash.digest('hex').slice(0, 16)}.tar`);
+  const name = `pglite-migrated-${hash.digest('hex').slice(0, 16)}.tar`;
+  const file = path.join(cache, name);
   if (!existsSync(file)) {
     mkdirSync(cache, { recursive: true });
     const database = await openDatabase({ dataDir: 'memory://' });
@@ -67,6 +76,7 @@ async function migratedTemplate(): Promise<Blob> {
     const part = `${file}.${process.pid}`;
     writeFileSync(part, tar);
     renameSync(part, file); // whole or absent: files made at once by two workers replace each other
+    for (const old of readdirSync(cache)) if (/^pglite-migrated-[0-9a-f]{16}\.tar$/.test(old) && old !== name) rmSync(path.join(cache, old), { force: true });
   }
   return new Blob([readFileSync(file)]);
 }
