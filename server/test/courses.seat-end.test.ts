@@ -110,6 +110,8 @@ describe('POST /v1/pack/seat/end', () => {
     const { teacher, courseId } = await runningCourse(2, [a.p.email, b.p.email]);
     const sessionA = await openGateway(s, (await courseTicket(s, a.token, courseId)).body.wsPath);
     await sessionA.text('hello');
+    // The Start's own announcement to the whole roster goes out a moment after the request: let it land first.
+    await s.app.ctx.machines.announced();
     const heard = { teacher: 0, a: 0 };
     const offs = [s.app.ctx.events.subscribe(teacher.p.uid, () => heard.teacher++), s.app.ctx.events.subscribe(a.p.uid, () => heard.a++)];
     const sessionB = await openGateway(s, (await courseTicket(s, b.token, courseId)).body.wsPath);

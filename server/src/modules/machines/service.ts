@@ -34,6 +34,8 @@ export interface Machines {
   provider: MachineProvider;
   reconciler: Reconciler;
   metering: Metering;
+  /** Resolves once every start, stop and reset asked for so far has been announced to its dashboards. */
+  announced(): Promise<void>;
   /** Ends the loops and releases the leader lock (desktops keep running; the next server adopts them). */
   close(): Promise<void>;
 }
@@ -53,13 +55,17 @@ export function createMachines(deps: MachinesDeps): { machines: Machines; jobs: 
   const db = database.db;
 
   /** After the caller's transaction had a moment to commit: wake the reconciler and tell the dashboards. */
+  const pending = new Set<Promise<void>>();
   const announce = (ids: string[]) => {
-    setTimeout(() => {
-      events.signal('reconcile'); // the leader may be another server
-      void Promise.all(ids.map((id) => audienceOf(db, id)))
-        .then((lists) => events.publish(lists.flat(), { type: 'balance' }))
-        .catch((err) => deps.log.warn({ err }, 'could not announce a machine request'));
-    }, 30);
+    const done = new Promise<void>((resolve) => setTimeout(resolve, 30))
+      .then(async () => {
+        events.signal('reconcile'); // the leader may be another server
+        const lists = await Promise.all(ids.map((id) => audienceOf(db, id)));
+        events.publish(lists.flat(), { type: 'balance' });
+      })
+      .catch((err) => deps.log.warn({ err }, 'could not announce a machine request'))
+      .finally(() => pending.delete(done));
+    pending.add(done);
   };
 
   const requestStop = async (q: Queryable, machineIds: string[], reason?: string, by?: StoppedBy) => {
@@ -147,6 +153,9 @@ export function createMachines(deps: MachinesDeps): { machines: Machines; jobs: 
     provider,
     reconciler,
     metering,
+    announced: async () => {
+      while (pending.size) await Promise.all(pending);
+    },
     close: () => reconciler.close(),
   };
   return { machines: machinesService, jobs: [reconciler.job, meterJob] };
