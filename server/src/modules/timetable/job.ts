@@ -18,7 +18,7 @@ import type { Ledger } from '../ledger/service';
 import type { Events } from '../machines/events';
 import type { Machines } from '../machines/service';
 import { assignHomes, releaseCourseSeats } from '../courses/seats';
-import { classesBetween, type Occurrence, type SessionTimes } from './occurrences';
+import { classesBetween, sessionFromRow, type Occurrence } from './occurrences';
 
 export const CLASS_ENDED = 'The class has ended.';
 export const TIMETABLE_JOB_INTERVAL_MS = 15_000;
@@ -63,18 +63,8 @@ export function createClassRunner(deps: ClassRunnerDeps) {
         where c.end_at > ${iso(now)} and c.start_at <= ${iso(horizon)}`)
     ).rows as Record<string, unknown>[];
     return rows.flatMap((r) => {
-      const s: SessionTimes = {
-        id: String(r.id),
-        courseId: String(r.course_id),
-        kind: r.kind as SessionTimes['kind'],
-        weekdays: Number(r.weekdays),
-        onDay: (r.on_day as string | null) ?? null,
-        startMinute: Number(r.start_minute),
-        endMinute: Number(r.end_minute),
-        timeZone: String(r.time_zone),
-      };
-      const course = { startAt: new Date(r.start_at as string), endAt: new Date(r.end_at as string) };
-      return classesBetween(s, course, now.getTime(), horizon.getTime() + 1);
+      const { session, course } = sessionFromRow(r);
+      return classesBetween(session, course, now.getTime(), horizon.getTime() + 1);
     });
   }
 

@@ -22,6 +22,26 @@ export interface CourseDates {
   endAt: Date;
 }
 
+/**
+ * A row of `class_sessions s join courses c` read raw (s.id, s.course_id, s.kind, s.weekdays, s.on_day,
+ * s.start_minute, s.end_minute, s.time_zone, c.start_at, c.end_at) as the session's times and its course's dates.
+ */
+export function sessionFromRow(r: Record<string, unknown>): { session: SessionTimes; course: CourseDates } {
+  return {
+    session: {
+      id: String(r.id),
+      courseId: String(r.course_id),
+      kind: r.kind as SessionTimes['kind'],
+      weekdays: Number(r.weekdays),
+      onDay: (r.on_day as string | null) ?? null,
+      startMinute: Number(r.start_minute),
+      endMinute: Number(r.end_minute),
+      timeZone: String(r.time_zone),
+    },
+    course: { startAt: new Date(r.start_at as string), endAt: new Date(r.end_at as string) },
+  };
+}
+
 /** One class of a session. */
 export interface Occurrence {
   sessionId: string;

@@ -14,7 +14,7 @@ import type { Clock } from '../../lib/clock';
 import type { Principal } from '../identity/tokens';
 import type { Events } from '../machines/events';
 import { rosterUserIds } from '../courses/seats';
-import { earliest, nextClass, type SessionTimes } from './occurrences';
+import { earliest, nextClass, sessionFromRow, type SessionTimes } from './occurrences';
 import { checkSession, sessionJson, type CourseForTimetable } from './sessions';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -143,18 +143,8 @@ export function createTimetable(deps: TimetableDeps) {
       ).rows as Record<string, unknown>[];
       const byCourse = new Map<string, (ReturnType<typeof nextClass>)[]>();
       for (const r of rows) {
-        const s: SessionTimes = {
-          id: String(r.id),
-          courseId: String(r.course_id),
-          kind: r.kind as SessionTimes['kind'],
-          weekdays: Number(r.weekdays),
-          onDay: (r.on_day as string | null) ?? null,
-          startMinute: Number(r.start_minute),
-          endMinute: Number(r.end_minute),
-          timeZone: String(r.time_zone),
-        };
-        const course = { startAt: new Date(r.start_at as string), endAt: new Date(r.end_at as string) };
-        byCourse.set(s.courseId, [...(byCourse.get(s.courseId) ?? []), nextClass(s, course, now.getTime())]);
+        const { session, course } = sessionFromRow(r);
+        byCourse.set(session.courseId, [...(byCourse.get(session.courseId) ?? []), nextClass(session, course, now.getTime())]);
       }
       const out: NextClass[] = [];
       for (const [packId, list] of byCourse) {
