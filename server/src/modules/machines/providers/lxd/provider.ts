@@ -261,7 +261,10 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
   }
 
   async function setState(name: string, action: 'start' | 'stop'): Promise<void> {
-    if (action === 'stop') notAwaited(name);
+    if (action === 'stop') {
+      notAwaited(name);
+      links.drop(name); // a viewer's way in is no longer taken at the link's word (endpoints)
+    }
     try {
       await lxd.send('PUT', `/1.0/instances/${name}/state`, { action, force: action === 'stop', timeout: 10 });
     } catch (err) {
@@ -403,9 +406,13 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
 
     async endpoints(machineId) {
       let name = await current(machineId);
-      let s = await status(name).catch(() => null);
-      if (!s && names.has(machineId)) s = await status((name = await current(machineId, true))).catch(() => null);
-      if (s?.status !== 'Running') return null;
+      // A link that spoke lately is a program running inside the instance, so the instance runs: LXD is not asked
+      // (a class connecting at once asked it once per student, each queued behind LXD's one database connection).
+      if (links.health(name) === null) {
+        let s = await status(name).catch(() => null);
+        if (!s && names.has(machineId)) s = await status((name = await current(machineId, true))).catch(() => null);
+        if (s?.status !== 'Running') return null;
+      }
       // Not probed: the connection waits inside for a socket about to appear (the agent's, right after start).
       return { endpoint: endpointIn(name, VNC_SOCKET, true), agent: endpointIn(name, AGENT_SOCKET, true) };
     },
