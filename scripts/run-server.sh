@@ -9,6 +9,7 @@ DATA_DIR="$(realpath -m "${DATA_DIR:-./data}")"
 export DATA_DIR
 if [ "$(id -u)" = 0 ]; then
   sh scripts/lxd/host-setup.sh
+  sh scripts/server-cgroup.sh $$ || exit 1
   user="${HYPERDESK_USER:-hyperdesk}"
   exec setpriv --reuid="$user" --regid="$user" --init-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- \
     node --enable-source-maps server/dist/main.js

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
@@ -8,8 +8,8 @@ import { launchBrowser, startServer, type RunningServer } from '../harness';
 import { api, buyer, statusOf, waitOnline } from './connect-helpers';
 
 /**
- * The server as npm start runs it on the lxd provider: unprivileged, and settling after kill -9 at any point of a
- * start or a stop with exactly one instance per machine and nothing orphaned.
+ * The server as npm start runs it on the lxd provider: unprivileged, settling after kill -9 at any point of a start
+ * or a stop with exactly one instance per machine and nothing orphaned, and not starved by the desktops beside it.
  */
 let server: RunningServer;
 let browser: Browser;
@@ -67,5 +67,35 @@ it('kill -9 while a machine starts and while it stops: one instance per machine,
   await until('the machine offline', async () => (await statusOf(server.base, b.token, b.machineId)) === 'offline', 120_000);
   await until('the instance stopped', () => instances().get(name) === 'STOPPED');
   expect([...instances()]).toEqual([[name, 'STOPPED']]);
+  await b.context.close();
+}, 300_000);
+
+/**
+ * The CPU weight of the cgroup `pid` is in, as the kernel shares a busy CPU between cgroups: cpu.weight on cgroup v2,
+ * cpu.shares on v1 (on the same scale, a v1 default of 1024 being v2's 100).
+ */
+function cpuWeight(pid: number): { cgroup: string; weight: number } {
+  const lines = readFileSync(`/proc/${pid}/cgroup`, 'utf8').trim().split('\n');
+  const v1 = lines.find((l) => /^\d+:([^:]*,)?cpu(,[^:]*)?:/.test(l));
+  if (v1) {
+    const cgroup = v1.split(':')[2]!;
+    const mount = ['/sys/fs/cgroup/cpu', '/sys/fs/cgroup/cpu,cpuacct'].find((m) => existsSync(m))!;
+    return { cgroup, weight: Number(readFileSync(path.join(mount, cgroup, 'cpu.shares'), 'utf8')) / 1024 };
+  }
+  const cgroup = lines.find((l) => l.startsWith('0::'))!.slice(3);
+  return { cgroup, weight: Number(readFileSync(path.join('/sys/fs/cgroup', cgroup, 'cpu.weight'), 'utf8')) / 100 };
+}
+
+it('weighs as much as 20 desktops when the CPU is contended (its own cgroup; a desktop is one cgroup, not one process)', async () => {
+  const b = await buyer(browser, server.base, 'Weight Tester');
+  await api(server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId });
+  await waitOnline(server.base, b.token, b.machineId, 120_000);
+  const info = execFileSync('lxc', ['query', `/1.0/instances/hd-${b.machineId}/state?project=${project()}`], { encoding: 'utf8' });
+  const desktop = cpuWeight(JSON.parse(info).pid as number);
+  const own = cpuWeight(server.proc.pid!);
+  expect(own.cgroup).toBe('/hyperdesk');
+  expect(desktop.cgroup).not.toBe(own.cgroup);
+  expect(own.weight / desktop.weight).toBe(20);
+  await api(server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId, terminate: true });
   await b.context.close();
 }, 300_000);
