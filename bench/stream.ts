@@ -193,6 +193,9 @@ interface Run {
   toReceive: number[];
   /** keydown → the tab's handler running it (the tab's main thread's share). */
   handling: number[];
+  /** The tab's clock: the driver's press → the keydown handler; the handler → the frame handed to the page. */
+  pressToHandler: number[];
+  handlerToFrame: number[];
   misses: number;
   /** Presses skipped because the patch already showed their colour. */
   stale: number;
@@ -451,6 +454,8 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
     fromPress: keys.fromPress,
     toReceive: keys.toReceive,
     handling: keys.handling,
+    pressToHandler: keys.pressToHandler,
+    handlerToFrame: keys.handlerToFrame,
     misses: keys.misses,
     stale: keys.stale,
     cpu,
@@ -527,7 +532,8 @@ async function innerMain(cfg: InnerConfig) {
             `input→photon p50 ${fmtMs(percentile(r.latencies, 50))} (${r.latencies.length} ok, ${r.misses} missed, ${r.stale} skipped: already that colour` +
             `; from the driver's press p50 ${fmtMs(percentile(r.fromPress, 50))}` +
             `${r.toReceive.length ? `; key → frame received p50 ${fmtMs(percentile(r.toReceive, 50))}` : ''}` +
-            `${r.handling.length ? `; key → the tab's handler p50 ${fmtMs(percentile(r.handling, 50))}` : ''}), ` +
+            `${r.handling.length ? `; key → the tab's handler p50 ${fmtMs(percentile(r.handling, 50))}` : ''}` +
+            `${r.handlerToFrame.length ? `; on the tab's clock: press → handler p50 ${fmtMs(percentile(r.pressToHandler, 50))}, handler → frame p50 ${fmtMs(percentile(r.handlerToFrame, 50))} / p95 ${fmtMs(percentile(r.handlerToFrame, 95))}` : ''}), ` +
             `first frame ${fmtMs(r.frame)}, content ${fmtMs(r.content)} (online ${fmtMs(r.online)}), ` +
             `encoder ${r.cpu.toFixed(2)} cores ${r.rssMiB.toFixed(0)} MiB, glxgears ${r.gearsFps.toFixed(1)} fps, ` +
             `while uploading ${r.uploadFps.toFixed(1)} fps (upload ${r.uploadKbps.toFixed(0)} kbit/s); ${r.detail}`,

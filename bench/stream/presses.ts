@@ -12,6 +12,14 @@ export interface Presses {
   toReceive: number[];
   /** The key's time → the page's keydown handler running it (the tab's main thread). */
   handling: number[];
+  /**
+   * Both on the tab's own clock (performance.now()): the driver's press → the keydown handler running (DevTools and
+   * the browser's input path, not the product), and the handler → the page handed the frame showing the key (what the
+   * product adds once the page has the key). The frame's and the event's timestamps are left out of these two: runs
+   * read key → frame received below the link's round trip from them.
+   */
+  pressToHandler: number[];
+  handlerToFrame: number[];
   /** Both of a press's photon and received times, for the budget by stage. */
   pairs: { photon: number; received: number }[];
   /** Presses whose colour never showed within 5 s. */
@@ -25,7 +33,7 @@ export interface Presses {
  * tab shows it, whatever draws that picture (the Connect tab's video or canvas, another streamer's video).
  */
 export async function keyToPhoton(tab: Page, samples: number): Promise<Presses> {
-  const out: Presses = { latencies: [], fromPress: [], toReceive: [], handling: [], pairs: [], misses: 0, stale: 0 };
+  const out: Presses = { latencies: [], fromPress: [], toReceive: [], handling: [], pressToHandler: [], handlerToFrame: [], pairs: [], misses: 0, stale: 0 };
   for (let i = 0; i < samples; i++) {
     const want = i % 2 ? 'r' : 'g';
     // A patch that already shows the colour (the last press did not change it) would time a frame the key did not make.
@@ -46,6 +54,8 @@ export async function keyToPhoton(tab: Page, samples: number): Promise<Presses> 
     if (r.shown >= 0) out.fromPress.push(r.at - issued);
     if (r.received > 0 && r.key >= 0) out.toReceive.push(r.received - r.key);
     if (r.handled >= 0 && r.key >= 0) out.handling.push(r.handled - r.key);
+    if (r.handled >= 0) out.pressToHandler.push(r.handled - issued);
+    if (r.shown >= 0 && r.handled >= 0) out.handlerToFrame.push(r.at - r.handled);
     if (r.shown >= 0 && r.received > 0 && r.key >= 0) out.pairs.push({ photon: r.shown - r.key, received: r.received - r.key });
     await sleep(250 + Math.random() * 350);
   }

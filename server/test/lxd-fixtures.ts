@@ -75,27 +75,38 @@ export async function prepareLxd(dataDir: string): Promise<Record<string, string
   return Object.fromEntries(readFileSync(path.join(dataDir, 'lxd', 'env'), 'utf8').trim().split('\n').map((l) => l.split('=') as [string, string]));
 }
 
-/** Deletes a test project with everything in it (instances, volumes, profiles) and its certificate. */
+/**
+ * Deletes a test project with everything in it (instances, volumes, profiles) and its certificate. A delete LXD
+ * refuses is tried twice more (a host busy deleting 40 instances on btrfs once left 9 of a bench's behind, unsaid),
+ * then named on stderr.
+ */
 export function removeProject(project: string): void {
-  const q = (args: string[]) => {
-    try {
-      return execFileSync('lxc', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-    } catch {
-      return '';
+  const q = (args: string[], tries = 1) => {
+    for (let i = 1; ; i++) {
+      try {
+        return execFileSync('lxc', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      } catch (err) {
+        if (i >= tries) {
+          if (tries > 1) process.stderr.write(`could not remove (lxc ${args.join(' ')}): ${String((err as { stderr?: string }).stderr ?? err).trim()}\n`);
+          return '';
+        }
+      }
     }
   };
-  for (const name of q(['list', '--project', project, '--format', 'csv', '-c', 'n']).split('\n').filter(Boolean)) q(['delete', '--force', '--project', project, name]);
+  const gone = (args: string[]) => q(args, 3);
+  for (const name of q(['list', '--project', project, '--format', 'csv', '-c', 'n']).split('\n').filter(Boolean)) gone(['delete', '--force', '--project', project, name]);
   for (const line of q(['storage', 'volume', 'list', 'hyperdesk', '--project', project, '--format', 'csv']).split('\n')) {
     const [type, name] = line.split(',');
-    if (type === 'custom' && name) q(['storage', 'volume', 'delete', 'hyperdesk', name, '--project', project]);
+    if (type === 'custom' && name) gone(['storage', 'volume', 'delete', 'hyperdesk', name, '--project', project]);
   }
   for (const p of q(['profile', 'list', '--project', project, '--format', 'csv']).split('\n')) {
     const name = p.split(',')[0];
-    if (name && name !== 'default') q(['profile', 'delete', name, '--project', project]);
+    if (name && name !== 'default') gone(['profile', 'delete', name, '--project', project]);
   }
   for (const c of q(['config', 'trust', 'list', '--format', 'csv']).split('\n')) {
     const [, name, , fingerprint] = c.split(',');
     if (name === `hyperdesk-${project}` && fingerprint) q(['config', 'trust', 'remove', fingerprint]);
   }
-  q(['project', 'delete', project]);
+  const exists = q(['project', 'list', '--format', 'csv']).split('\n').some((l) => l.split(',')[0]!.replace(' (current)', '') === project);
+  if (exists) gone(['project', 'delete', project]);
 }
