@@ -93,9 +93,14 @@ it('weighs as much as 20 desktops when the CPU is contended (its own cgroup; a d
   const info = execFileSync('lxc', ['query', `/1.0/instances/hd-${b.machineId}/state?project=${project()}`], { encoding: 'utf8' });
   const desktop = cpuWeight(JSON.parse(info).pid as number);
   const own = cpuWeight(server.proc.pid!);
-  expect(own.cgroup).toBe('/hyperdesk');
-  expect(desktop.cgroup).not.toBe(own.cgroup);
-  expect(own.weight / desktop.weight).toBe(20);
+  if (cpuWeight(process.pid).cgroup !== '/') {
+    // Started from a cgroup a service manager made (scripts/server-cgroup.sh leaves it to the manager's CPUWeight=).
+    expect(own.cgroup).toBe(cpuWeight(process.pid).cgroup);
+  } else {
+    expect(own.cgroup).toBe('/hyperdesk');
+    expect(desktop.cgroup).not.toBe(own.cgroup);
+    expect(own.weight / desktop.weight).toBe(20);
+  }
   await api(server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId, terminate: true });
   await b.context.close();
 }, 300_000);
