@@ -3,7 +3,7 @@ import type { Browser, CDPSession, Page } from 'playwright-core';
 import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
 import { raiseTerminal } from '../desktops';
 import { typeUntil } from '../typing';
-import { readHome, streamingTab, videoSize } from './stream-helpers';
+import { machineLog, readHome, streamingTab, videoSize } from './stream-helpers';
 
 let server: RunningServer;
 let browser: Browser;
@@ -68,7 +68,12 @@ it('on a phone: a tap clicks, a drag holds the button, two fingers scroll, a lon
   const b = await streamingTab(server, browser, 'Touch Tester', { viewport: { width: 360, height: 740 }, hasTouch: true });
   const { tab } = b;
   // The desktop took the phone's shape (640 wide at least) before anything is touched.
-  await expect.poll(() => videoSize(tab), { timeout: 20_000 }).toMatch(/^640x\d+$/);
+  await expect
+    .poll(() => videoSize(tab), { timeout: 20_000 })
+    .toMatch(/^640x\d+$/)
+    .catch((e: Error) => {
+      throw new Error(`${e.message}\nagent log:\n${machineLog(server, b.machineId)}`);
+    });
   await snap(tab, 'connect-touch-360');
   // One row with the Keyboard button beside More: the name gives way, the hours and the buttons stay whole.
   for (const l of [tab.getByTestId('hours-left'), tab.getByRole('button', { name: 'Keyboard' }), tab.getByRole('button', { name: 'More' })]) {

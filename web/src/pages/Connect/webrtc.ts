@@ -116,14 +116,17 @@ export class RtcStream {
   /**
    * A size request can be lost on the desktop's side (a viewer's connection that ends just after it puts the
    * desktop back to its full size): when the picture still has the size it had before the request, a moment
-   * later, the tab asks again (a few times at most: a desktop that is already that shape keeps the picture).
+   * later, the tab asks again (a few times at most: a desktop that is already that shape keeps the picture, the
+   * agent does nothing for a size it has). A request sent before the first frame has no size to compare with, so
+   * it is asked again in any case: its first frame may well be the desktop's old size.
    */
   private recheckSize(key: string, before: string, asksLeft: number): void {
     if (this.sizeCheck) clearTimeout(this.sizeCheck);
     if (asksLeft <= 0) return;
     this.sizeCheck = setTimeout(() => {
       const now = `${this.video.videoWidth}x${this.video.videoHeight}`;
-      if (key !== this.sentSize || now !== before || this.dc?.readyState !== 'open') return;
+      const changed = before !== '0x0' && now !== before;
+      if (key !== this.sentSize || changed || this.dc?.readyState !== 'open') return;
       const [w, h] = key.split('x').map(Number);
       this.dc.send(JSON.stringify({ t: 'size', w, h }));
       this.recheckSize(key, before, asksLeft - 1);
