@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
@@ -86,7 +86,7 @@ function cpuWeight(pid: number): { cgroup: string; weight: number } {
   return { cgroup, weight: Number(readFileSync(path.join('/sys/fs/cgroup', cgroup, 'cpu.weight'), 'utf8')) / 100 };
 }
 
-it('weighs as much as 20 desktops when the CPU is contended (its own cgroup; a desktop is one cgroup, not one process)', async () => {
+it('weighs as much as 20 desktops when the CPU is contended (its own cgroup; a desktop is one cgroup, not one process): a tenant\'s busy loops do not starve it', async () => {
   const b = await buyer(browser, server.base, 'Weight Tester');
   await api(server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId });
   await waitOnline(server.base, b.token, b.machineId, 120_000);
@@ -101,7 +101,78 @@ it('weighs as much as 20 desktops when the CPU is contended (its own cgroup; a d
     expect(own.cgroup).toBe('/hyperdesk');
     expect(desktop.cgroup).not.toBe(own.cgroup);
     expect(own.weight / desktop.weight).toBe(20);
+    await tenantStarvesServer(b.machineId, b.token);
   }
   await api(server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId, terminate: true });
   await b.context.close();
 }, 300_000);
+
+/** The server's threads' time on a CPU and waiting for one, in ns (the kernel's schedstat, summed over threads). */
+function schedOf(pid: number): { run: number; wait: number } {
+  let run = 0;
+  let wait = 0;
+  for (const t of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const [r, w] = readFileSync(`/proc/${pid}/task/${t}/schedstat`, 'utf8').split(' ').map(Number);
+      run += r!;
+      wait += w!;
+    } catch {
+      // a thread that ended meanwhile
+    }
+  }
+  return { run, wait };
+}
+
+/** The server's run and wait time (ns) while it answered `n` balance reads, 8 at a time. */
+async function answering(token: string, n: number): Promise<{ run: number; wait: number }> {
+  const pid = server.proc.pid!;
+  const a = schedOf(pid);
+  let left = n;
+  const worker = async () => {
+    while (left-- > 0) {
+      const res = await fetch(`${server.base}/v1/user/wallet/balance`, { headers: { idtoken: token } });
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+  const z = schedOf(pid);
+  return { run: z.run - a.run, wait: z.wait - a.wait };
+}
+
+/** Where a process is moved to leave (or join) a cgroup of the cpu controller: v1's cpu hierarchy or v2's. */
+function cpuProcs(cgroup: string): string {
+  const v1 = ['/sys/fs/cgroup/cpu', '/sys/fs/cgroup/cpu,cpuacct'].find((m) => existsSync(m));
+  return path.join(v1 ?? '/sys/fs/cgroup', cgroup, 'cgroup.procs');
+}
+
+/**
+ * The attack the weight stops: a tenant keeps every core busy from its desktop (a shell's busy loops, more than its
+ * cores) while the server answers reads. The server waits for a CPU for a part of its busy time; in its own cgroup
+ * that part must be well under (0.8×) what it is when the test puts it back where it was before the weight (the root
+ * cgroup, one desktop's weight), with the same hogs, the two measured in turn three times (a busy host's other load
+ * falls on both alike).
+ */
+async function tenantStarvesServer(machineId: string, token: string): Promise<void> {
+  const hogs = 'for i in 1 2 3 4; do timeout 120 sh -c "while :; do :; done" & done; wait';
+  execFileSync('lxc', ['exec', `hd-${machineId}`, '--project', project(), '--user', '1000', '--group', '1000', '--', 'sh', '-c', `setsid sh -c '${hogs}' >/dev/null 2>&1 </dev/null &`]);
+  const pid = String(server.proc.pid!);
+  const share = (t: { run: number; wait: number }[]) => t.reduce((s, x) => s + x.wait, 0) / t.reduce((s, x) => s + x.run + x.wait, 0);
+  const weighted: { run: number; wait: number }[] = [];
+  const unweighted: { run: number; wait: number }[] = [];
+  try {
+    await answering(token, 200); // the server's code warmed up, the hogs running
+    for (let round = 0; round < 3; round++) {
+      weighted.push(await answering(token, 600));
+      writeFileSync(cpuProcs('/'), pid);
+      unweighted.push(await answering(token, 600));
+      writeFileSync(cpuProcs('/hyperdesk'), pid);
+    }
+  } finally {
+    writeFileSync(cpuProcs('/hyperdesk'), pid);
+    execFileSync('lxc', ['exec', `hd-${machineId}`, '--project', project(), '--', 'pkill', '-u', '1000', '-x', 'timeout']);
+  }
+  const [own, one] = [share(weighted), share(unweighted)];
+  console.log(`the server waited for a CPU under a tenant's busy loops ${(own * 100).toFixed(1)}% of its busy time in its cgroup, ${(one * 100).toFixed(1)}% with one desktop's weight`);
+  expect(own).toBeLessThan(one * 0.8);
+}
