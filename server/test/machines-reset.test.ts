@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { startTestServer, type TestServer } from './harness';
 import { machines } from '../src/db/schema/index';
+import { transaction } from '../src/db/after-commit';
 import { RESET_RESTART, resetDone } from '../src/modules/machines/reconciler-steps';
 import { fakeProvider, fakeRfbServer, machineRow, seedCourseMachines, seedMachine, seedUser, signFor } from './machines-fixtures';
 
@@ -85,7 +86,7 @@ describe('Reset machine', () => {
   it('a home erase asked while a desktop reset waits is not lost, and never weakened by a later desktop reset', async () => {
     const c = await customer();
     // Both requests before any pass can see them (one transaction), in the order a user would make them.
-    await db().transaction(async (tx) => {
+    await transaction(db(), async (tx) => {
       await s.app.ctx.machines.requestReset(tx, c.id, 'home');
       await s.app.ctx.machines.requestReset(tx, c.id, 'desktop');
       expect((await machineRow(tx, c.id)).resetRequested).toBe('home');

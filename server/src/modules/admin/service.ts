@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { and, eq, isNull, or, sql } from 'drizzle-orm';
 import type { AdjustmentAnswer, AdjustmentBody, AdminClaim, AdminMachine, AdminOrder, AdminUser, MachineAction, UserAction } from '@hyperdesk/contract';
 import type { Db, Tx } from '../../db/client';
+import { transaction } from '../../db/after-commit';
 import { courses, machines, orders, users } from '../../db/schema/index';
 import type { Clock } from '../../lib/clock';
 import { BadRequest, Conflict, NotFound } from '../../errors';
@@ -98,7 +99,7 @@ export function createAdmin(deps: AdminDeps) {
         });
       }
       let stopped: string[] = [];
-      const after = await db.transaction(async (tx) => {
+      const after = await transaction(db, async (tx) => {
         const before = await userOr404(tx, uid);
         const summary: Record<string, unknown> = { email: before.email };
         if (action === 'disable') {
@@ -123,7 +124,7 @@ export function createAdmin(deps: AdminDeps) {
 
     async machineAction(actor: Principal, id: string, action: MachineAction): Promise<AdminMachine> {
       const now = clock.now();
-      const after = await db.transaction(async (tx) => {
+      const after = await transaction(db, async (tx) => {
         await tx.execute(sql`select id from machines where id = ${id}::uuid for update`);
         const before = await machineOr404(tx, id);
         if (action === 'start') {

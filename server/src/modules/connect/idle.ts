@@ -1,5 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Queryable } from '../../db/client';
+import { transaction } from '../../db/after-commit';
 import { connectSessions, machines } from '../../db/schema/index';
 import type { Job } from '../../lib/jobs';
 import type { ConnectDeps } from './deps';
@@ -42,7 +43,7 @@ export function createIdleJob(deps: ConnectDeps, gateway: Gateway): Job {
   const warnMs = Math.min(WARN_BEFORE_MS, idleMs / 2);
 
   async function stopIfStillIdle(machineId: string, now: Date): Promise<boolean> {
-    return deps.db.transaction(async (tx) => {
+    return transaction(deps.db, async (tx) => {
       const locked = await tx
         .select({ id: machines.id })
         .from(machines)

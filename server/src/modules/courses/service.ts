@@ -5,6 +5,7 @@
 import { and, asc, eq, inArray, lte } from 'drizzle-orm';
 import { countryById, formatCourseDates, MAX_STUDENTS, MIN_STUDENTS, type RosterSummary } from '@hyperdesk/contract';
 import type { Db, Queryable } from '../../db/client';
+import { transaction } from '../../db/after-commit';
 import { courseHomes, courses, machines, packs, roster, seats, users } from '../../db/schema/index';
 import { BadRequest, Conflict, NotFound } from '../../errors';
 import type { Clock } from '../../lib/clock';
@@ -193,7 +194,7 @@ export function createCoursesService(deps: CoursesDeps) {
     for (const r of running) entry(r.courseId, r.ownerId).ids.push(r.id);
     for (const r of seated) entry(r.courseId, r.ownerId);
     for (const [courseId, c] of byCourse) {
-      const released = await db.transaction(async (tx) => {
+      const released = await transaction(db, async (tx) => {
         if (c.ids.length) await deps.machines.requestStop(tx, c.ids, COURSE_ENDED);
         return releaseCourseSeats(tx, courseId);
       });
@@ -230,7 +231,7 @@ export function createCoursesService(deps: CoursesDeps) {
       const now = clock.now();
       // Read before the transaction: a provider that cannot run desktops here answers FAILED (as the slot call does).
       const unavailable = (await deps.machines.provider.preflight?.()) ?? null;
-      const status = await db.transaction(async (tx) => {
+      const status = await transaction(db, async (tx) => {
         // The course row lock serializes Start All / Stop All of one course (parallel clicks ask for one start).
         const course = await ownCourse(tx, principal, courseId, true);
         if (!(await accountActive(tx, principal.uid))) throw new NotFound('Course not found.');
@@ -259,7 +260,7 @@ export function createCoursesService(deps: CoursesDeps) {
 
     /** Stop All: every machine of the course; seats are freed so open sessions end. */
     async stopAll(principal: Principal, courseId: string): Promise<void> {
-      const seated = await db.transaction(async (tx) => {
+      const seated = await transaction(db, async (tx) => {
         const course = await ownCourse(tx, principal, courseId, true);
         await deps.machines.requestStop(tx, await machineIdsOf(tx, course.id));
         return releaseCourseSeats(tx, course.id);

@@ -6,6 +6,7 @@ import type { Ctx } from '../../context';
 import { principalOf } from '../../http/auth';
 import { accountActive } from '../identity/users';
 import { Conflict, NotFound, TooMany } from '../../errors';
+import { transaction } from '../../db/after-commit';
 import { courses, machines } from '../../db/schema/index';
 import { UUID } from './service';
 import { throttle } from '../../lib/throttle';
@@ -46,7 +47,7 @@ export async function machinesRoutes(app: FastifyInstance, ctx: Ctx): Promise<vo
       const unavailable = (await ctx.machines.provider.preflight?.()) ?? null;
       if (unavailable) req.log.error({ reason: unavailable }, 'machine provider cannot start machines');
       // The row lock serializes concurrent starts: double clicks and parallel requests ask for one start.
-      const status = await db.transaction(async (tx): Promise<SlotStatus> => {
+      const status = await transaction(db, async (tx): Promise<SlotStatus> => {
         const [row] = await tx.select().from(machines).where(own).for('update');
         if (!row || !(await accountActive(tx, uid))) throw new NotFound('Machine not found.');
         if (row.desired === 'running') return row.observed === 'online' ? 'RUNNING' : 'WAIT';
@@ -66,7 +67,7 @@ export async function machinesRoutes(app: FastifyInstance, ctx: Ctx): Promise<vo
       const uid = principalOf(req).uid;
       const { packId, eraseHome } = req.body;
       if (!UUID.test(packId)) throw new NotFound('Machine not found.');
-      await db.transaction(async (tx) => {
+      await transaction(db, async (tx) => {
         // The machine's owner, or the instructor of the course it belongs to.
         const [row] = await tx
           .select({ id: machines.id })

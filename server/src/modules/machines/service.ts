@@ -1,5 +1,6 @@
 import { and, eq, inArray, or, sql } from 'drizzle-orm';
 import type { Database, Queryable } from '../../db/client';
+import { afterCommit } from '../../db/after-commit';
 import { machines } from '../../db/schema/index';
 import type { ResetKind, StoppedBy } from '../../db/schema/machines';
 import type { Clock } from '../../lib/clock';
@@ -12,7 +13,10 @@ import type { Endpoint, MachineProvider } from './providers/types';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** ctx.machines: what other domains call. Callers check ownership and hours before asking for a start. */
+/**
+ * ctx.machines: what other domains call. Callers check ownership and hours before asking for a start. A request
+ * inside a transaction needs one made by `transaction()` (db/after-commit): it is announced once that commits.
+ */
 export interface Machines {
   /** desired=running; offline machines become processing (processing_since=now, stop_reason cleared). */
   requestStart(q: Queryable, machineIds: string[]): Promise<void>;
@@ -54,19 +58,17 @@ export function createMachines(deps: MachinesDeps): { machines: Machines; jobs: 
   const { database, clock, events, provider } = deps;
   const db = database.db;
 
-  /** After the caller's transaction had a moment to commit: wake the reconciler and tell the dashboards. */
+  /** Once the caller's transaction has committed (db/after-commit): wake the reconciler and tell the dashboards. */
   const pending = new Set<Promise<void>>();
-  const announce = (ids: string[]) => {
-    const done = new Promise<void>((resolve) => setTimeout(resolve, 30))
-      .then(async () => {
-        events.signal('reconcile'); // the leader may be another server
-        const lists = await Promise.all(ids.map((id) => audienceOf(db, id)));
-        events.publish(lists.flat(), { type: 'balance' });
-      })
-      .catch((err) => deps.log.warn({ err }, 'could not announce a machine request'))
-      .finally(() => pending.delete(done));
-    pending.add(done);
-  };
+  const announce = (q: Queryable, ids: string[]) =>
+    afterCommit(q, () => {
+      events.signal('reconcile'); // the leader may be another server
+      const done = Promise.all(ids.map((id) => audienceOf(db, id)))
+        .then((lists) => events.publish(lists.flat(), { type: 'balance' }))
+        .catch((err) => deps.log.warn({ err }, 'could not announce a machine request'))
+        .finally(() => pending.delete(done));
+      pending.add(done);
+    });
 
   const requestStop = async (q: Queryable, machineIds: string[], reason?: string, by?: StoppedBy) => {
     const ids = machineIds.filter((id) => UUID.test(id));
@@ -78,7 +80,7 @@ export function createMachines(deps: MachinesDeps): { machines: Machines; jobs: 
       .set({ desired: 'stopped', stopReason: reason ?? null, stoppedBy: by ?? controller, stoppedAt: now, updatedAt: now })
       .where(and(inArray(machines.id, ids), eq(machines.desired, 'running')))
       .returning({ id: machines.id });
-    if (changed.length) announce(changed.map((r) => r.id));
+    if (changed.length) announce(q, changed.map((r) => r.id));
   };
 
   const metering = createMetering({ db, ledger: deps.ledger, clock, log: deps.log, stop: (ids, reason, by) => requestStop(db, ids, reason, by) });
@@ -132,7 +134,7 @@ export function createMachines(deps: MachinesDeps): { machines: Machines; jobs: 
         })
         .where(and(inArray(machines.id, ids), or(eq(machines.desired, 'stopped'), eq(machines.observed, 'offline'))))
         .returning({ id: machines.id });
-      if (changed.length) announce(changed.map((r) => r.id));
+      if (changed.length) announce(q, changed.map((r) => r.id));
     },
     requestStop,
     async requestReset(q, machineId, kind) {
@@ -142,7 +144,7 @@ export function createMachines(deps: MachinesDeps): { machines: Machines; jobs: 
         .update(machines)
         .set({ resetRequested: sql`case when ${machines.resetRequested} = 'home' then 'home' else ${kind} end`, updatedAt: clock.now() })
         .where(eq(machines.id, machineId));
-      announce([machineId]);
+      announce(q, [machineId]);
     },
     async endpointOf(machineId) {
       return (await endpointsOf(machineId))?.endpoint ?? null;

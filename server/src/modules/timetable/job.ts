@@ -10,6 +10,7 @@
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import { courseTimeZone } from '@hyperdesk/contract';
 import type { Db } from '../../db/client';
+import { transaction } from '../../db/after-commit';
 import { courses, machines } from '../../db/schema/index';
 import { classRuns } from '../../db/schema/timetable';
 import type { Clock } from '../../lib/clock';
@@ -70,7 +71,7 @@ export function createClassRunner(deps: ClassRunnerDeps) {
 
   /** Starts one class's machines once: answers how many machines were asked to start (null: started before). */
   async function startClass(c: Occurrence, now: Date): Promise<number | null> {
-    return db.transaction(async (tx) => {
+    return transaction(db, async (tx) => {
       const key = and(eq(classRuns.sessionId, c.sessionId), eq(classRuns.startsAt, c.startsAt));
       await tx.insert(classRuns).values({ sessionId: c.sessionId, startsAt: c.startsAt, courseId: c.courseId, endsAt: c.endsAt }).onConflictDoNothing();
       // A session changed since: the class ends when the timetable now says.
@@ -99,7 +100,7 @@ export function createClassRunner(deps: ClassRunnerDeps) {
 
   /** Stops the machines of one class that ended, once; not while another class of the course goes on. */
   async function stopClass(r: { sessionId: string; startsAt: Date; courseId: string }, now: Date): Promise<{ stopped: number; released: string[]; ownerId: string | null } | null> {
-    return db.transaction(async (tx) => {
+    return transaction(db, async (tx) => {
       const key = and(eq(classRuns.sessionId, r.sessionId), eq(classRuns.startsAt, r.startsAt));
       const claimed = await tx.update(classRuns).set({ endedAt: now }).where(and(key, isNull(classRuns.endedAt))).returning({ s: classRuns.sessionId });
       if (!claimed.length) return null;
