@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
 import { desktopWindows, type DesktopWindow } from '../desktops';
-import { streamingTab, terminalOutput, videoSize } from './stream-helpers';
+import { machineLog, streamingTab, terminalOutput, videoSize } from './stream-helpers';
 
 let server: RunningServer;
 let browser: Browser;
@@ -22,7 +22,13 @@ async function wanted(tab: Page): Promise<string> {
   return `${even(w, 640, 1920)}x${even(h, 400, 1080)}`;
 }
 
-it('the desktop resolution follows the tab size within 1920x1080, and VNC gets the full desktop back', async () => {
+/** The frame rate the agent chose for a size, as its log says (framerate.py; a desktop has 2 cores here). */
+const captureAt = (server: RunningServer, machineId: string, size: string) => {
+  const said = [...machineLog(server, machineId).matchAll(/capture at (\d+) fps for (\d+x\d+)/g)].filter((m) => m[2] === size);
+  return said.length ? Number(said.at(-1)![1]) : null;
+};
+
+it('the desktop resolution follows the tab size within 1920x1080, at 60 fps where its cores afford the size, and VNC gets the full desktop back', async () => {
   const b = await streamingTab(server, browser, 'Resize Tester');
   const { tab } = b;
 
@@ -32,6 +38,8 @@ it('the desktop resolution follows the tab size within 1920x1080, and VNC gets t
   await expect.poll(() => videoSize(tab), { timeout: 20_000 }).toBe(first);
   // The desktop itself has that size (not just the picture): X says so inside the machine.
   expect(await terminalOutput(server, b, 'xdpyinfo | grep dimensions', 'dims1.txt')).toContain(`${first} pixels`);
+  // 1280x854 on the desktop's 2 cores: 60 fps (the full 1920x1080 it started at had 30).
+  await expect.poll(() => captureAt(server, b.machineId, first), { timeout: 20_000 }).toBe(60);
 
   // A smaller window: the desktop shrinks with it.
   await tab.setViewportSize({ width: 1000, height: 700 });
@@ -46,6 +54,11 @@ it('the desktop resolution follows the tab size within 1920x1080, and VNC gets t
   const third = await wanted(tab);
   expect(third.startsWith('1920x')).toBe(true);
   await expect.poll(() => videoSize(tab), { timeout: 20_000 }).toBe(third);
+  // Past 1280x1024 on 2 cores: back to 30 fps, and the picture goes on (its size just changed after the new rate).
+  await expect.poll(() => captureAt(server, b.machineId, third), { timeout: 20_000 }).toBe(30);
+  await tab.setViewportSize({ width: 1100, height: 800 });
+  const fourth = await wanted(tab);
+  await expect.poll(() => videoSize(tab), { timeout: 20_000 }).toBe(fourth);
 
   // The WebRTC viewer leaves: the desktop is back at full size, and VNC (which lived through every resize) shows it.
   await tab.setViewportSize({ width: 1280, height: 900 });

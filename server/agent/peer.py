@@ -21,18 +21,14 @@ from gi.repository import GLib, Gst, GstSdp, GstVideo, GstWebRTC  # noqa: E402
 import guard  # noqa: E402
 import playout  # noqa: E402
 from ratecontrol import Aimd, QUALITY_KBPS  # noqa: E402
+from framerate import fps_for, vbv_ms  # noqa: E402
 from timing import FrameTiming  # noqa: E402
 from xinput import MAX_HELD  # noqa: E402
 from xscreen import fit  # noqa: E402
 
 CPUS = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else (os.cpu_count() or 1)
-# 60 frames a second where the desktop has the cores for it: capture, conversion and encoding of a 1080p desktop at
-# 60 fps cost about twice what 30 do (bench:stream and ARCHITECTURE.md "Latency" have the figures).
-FPS = 60 if CPUS >= 4 else 30
 # Encoder threads = H.264 slices: Chrome's decoder has trouble with more than four.
 THREADS = max(1, min(4, CPUS))
-# VBV (rate control buffer) of 1.5 frame intervals: no frame much bigger than the link carries in that time.
-VBV_MS = max(10, round(1500 / FPS))
 # How long the browser waits for a retransmission before it asks for a keyframe (its own default is far longer).
 RTX_TIME_MS = 125
 PLAYOUT_EXT_ID = 5
@@ -58,24 +54,26 @@ def with_rtx_time(sdp):
     return re.sub(r'(a=fmtp:\d+ apt=\d+)', r'\1;rtx-time=%d' % RTX_TIME_MS, sdp)
 
 
-def video_branch(codec, encoder, kbps):
+def video_branch(codec, encoder, kbps, fps):
     """Capture → I420 → encoder → payloader → webrtcbin. Keyframes only when asked for (key-int-max/gop-size
-    infinite): a periodic IDR at 2 Mbit/s is a burst that Chrome's jitter estimate never forgets."""
-    src = ('ximagesrc name=cap use-damage=false show-pointer=true ! video/x-raw,framerate=%d/1 ! videoconvert name=conv n-threads=%d'
-           ' ! video/x-raw,format=I420 ! queue max-size-buffers=1 leaky=downstream') % (FPS, THREADS)
+    infinite): a periodic IDR at 2 Mbit/s is a burst that Chrome's jitter estimate never forgets. The frame rate is
+    the capsfilter `rate`'s (Peer.follow_size changes it with the desktop's size)."""
+    vbv = vbv_ms(fps)
+    src = ('ximagesrc name=cap use-damage=false show-pointer=true ! capsfilter name=rate caps=video/x-raw,framerate=%d/1'
+           ' ! videoconvert name=conv n-threads=%d ! video/x-raw,format=I420 ! queue max-size-buffers=1 leaky=downstream') % (fps, THREADS)
     if codec == 'h264' and encoder == 'nvh264enc':
         enc = ('nvh264enc name=enc preset=low-latency-hq zerolatency=true rc-mode=cbr bitrate=%d gop-size=-1 bframes=0'
-               ' vbv-buffer-size=%d ! h264parse') % (kbps, max(1, kbps * VBV_MS // 1000))
+               ' vbv-buffer-size=%d ! h264parse') % (kbps, max(1, kbps * vbv // 1000))
         enc += ' ! video/x-h264,profile=constrained-baseline ! rtph264pay name=pay config-interval=-1 aggregate-mode=zero-latency'
     elif codec == 'h264':
         enc = ('x264enc name=enc tune=zerolatency speed-preset=ultrafast key-int-max=2147483647 bitrate=%d vbv-buf-capacity=%d'
                ' sliced-threads=true threads=%d rc-lookahead=0 sync-lookahead=0 bframes=0 b-adapt=false mb-tree=false aud=false'
                ' insert-vui=true ! video/x-h264,profile=constrained-baseline,level=(string)%s'
-               ' ! rtph264pay name=pay config-interval=-1 aggregate-mode=zero-latency') % (kbps, VBV_MS, THREADS, H264_LEVEL)
+               ' ! rtph264pay name=pay config-interval=-1 aggregate-mode=zero-latency') % (kbps, vbv, THREADS, H264_LEVEL)
     else:
         enc = ('vp8enc name=enc deadline=1 cpu-used=8 end-usage=cbr target-bitrate=%d keyframe-mode=disabled'
                ' buffer-size=%d buffer-initial-size=%d buffer-optimal-size=%d error-resilient=partitions threads=%d'
-               ' ! rtpvp8pay name=pay') % (kbps * 1000, VBV_MS, VBV_MS, VBV_MS, THREADS)
+               ' ! rtpvp8pay name=pay') % (kbps * 1000, vbv, vbv, vbv, THREADS)
     name = 'H264' if codec == 'h264' else 'VP8'
     # nack pli / ccm fir in the offer: the browser may then ask for a keyframe when a loss leaves it unable to decode.
     return ('%s ! %s ! application/x-rtp,media=video,encoding-name=%s,payload=96,clock-rate=90000,'
@@ -117,7 +115,8 @@ class Peer:
         self.held_full = False
         quality = start.get('quality', 'auto')
         self.rate = Aimd(quality if isinstance(quality, str) and quality in QUALITY_KBPS else 'auto')
-        desc = 'webrtcbin name=webrtc bundle-policy=max-bundle latency=0 ' + video_branch(codec, agent.h264, self.rate.kbps)
+        self.fps = fps_for(*(agent.screen.size() if agent.screen else (1920, 1080)), CPUS)
+        desc = 'webrtcbin name=webrtc bundle-policy=max-bundle latency=0 ' + video_branch(codec, agent.h264, self.rate.kbps, self.fps)
         if agent.args.pulse_server and agent.audio_ok:
             desc += (' pulsesrc server=%s ! audioconvert ! audioresample ! queue leaky=downstream max-size-time=100000000'
                      ' ! opusenc bitrate=64000 frame-size=10 ! rtpopuspay'
@@ -178,7 +177,7 @@ class Peer:
         self.timing_timer = GLib.timeout_add(2000, self.send_timing)
         self.clip_timer = GLib.timeout_add(700, self.poll_clipboard)
         agent.log_fn('viewer started, codec %s, %d kbit/s, %d fps, VBV %d ms, %d slices, playout delay %s'
-                     % (codec, self.rate.kbps, FPS, VBV_MS, THREADS, '0/0' if self.playout else 'unavailable'))
+                     % (codec, self.rate.kbps, self.fps, vbv_ms(self.fps), THREADS, '0/0' if self.playout else 'unavailable'))
 
     def on_upstream(self, _pad, info):
         ev = info.get_event()
@@ -330,7 +329,26 @@ class Peer:
         if screen.resize(*size):
             moved = screen.windows_moved
             self.agent.log_fn('desktop resized to %dx%d' % size + (', %d window(s) brought back on-screen' % moved if moved else ''))
+        self.follow_size(*screen.size())
         return False
+
+    def follow_size(self, w, h):
+        """The frame rate the desktop's cores afford at its new size (framerate.py): the rate control's buffer first,
+        then the capture's caps; the encoder starts again on the new caps (as it does for the new size) with an IDR."""
+        fps = fps_for(w, h, CPUS)
+        if fps == self.fps or not self.enc:
+            return
+        self.fps = fps
+        vbv = vbv_ms(fps)
+        if self.enc.find_property('vbv-buf-capacity'):
+            self.enc.set_property('vbv-buf-capacity', vbv)
+        elif self.enc.find_property('buffer-size'):
+            for prop in ('buffer-size', 'buffer-initial-size', 'buffer-optimal-size'):
+                self.enc.set_property(prop, vbv)
+        elif self.enc.find_property('vbv-buffer-size'):
+            self.enc.set_property('vbv-buffer-size', max(1, self.rate.kbps * vbv // 1000))
+        self.pipe.get_by_name('rate').set_property('caps', Gst.Caps.from_string('video/x-raw,framerate=%d/1' % fps))
+        self.agent.log_fn('capture at %d fps for %dx%d on %d cores (VBV %d ms)' % (fps, w, h, CPUS, vbv))
 
     # --- clipboard -------------------------------------------------------------------------------------------
     def set_clipboard(self, text):
@@ -375,7 +393,7 @@ class Peer:
         now = time.monotonic()
         summary = self.timing.summary(max(0.001, now - self.timing_at))
         self.timing_at = now
-        summary['targetFps'] = FPS
+        summary['targetFps'] = self.fps
         summary['kbps'] = self.rate.kbps
         self.send_channel(summary)
         return True
