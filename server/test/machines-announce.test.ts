@@ -58,10 +58,11 @@ describe('machine requests are announced after their commit', () => {
     expect((await machineRow(db(), id)).desired).toBe('stopped');
   });
 
-  it('outside a transaction the request is announced at once; inside one that cannot say when it commits it is refused', async () => {
+  it('outside a transaction the request is announced at once (its statement committed); inside one that cannot say when it commits it is refused', async () => {
     const id = await newMachine();
     woken.length = 0;
     await s.app.ctx.machines.requestStart(db(), [id]);
+    await s.app.ctx.machines.announced();
     expect(woken).toEqual([true]);
     const plain = db().transaction((tx) => s.app.ctx.machines.requestStop(tx, [id]));
     await expect(plain).rejects.toThrow('afterCommit needs a transaction made by transaction()');

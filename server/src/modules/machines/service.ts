@@ -62,8 +62,12 @@ export function createMachines(deps: MachinesDeps): { machines: Machines; jobs: 
   const pending = new Set<Promise<void>>();
   const announce = (q: Queryable, ids: string[]) =>
     afterCommit(q, () => {
-      events.signal('reconcile'); // the leader may be another server
-      const done = Promise.all(ids.map((id) => audienceOf(db, id)))
+      // A failure here is logged, never the caller's: its change is committed.
+      const done = Promise.resolve()
+        .then(() => {
+          events.signal('reconcile'); // the leader may be another server
+          return Promise.all(ids.map((id) => audienceOf(db, id)));
+        })
         .then((lists) => events.publish(lists.flat(), { type: 'balance' }))
         .catch((err) => deps.log.warn({ err }, 'could not announce a machine request'))
         .finally(() => pending.delete(done));
