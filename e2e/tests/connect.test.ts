@@ -68,14 +68,28 @@ it('buy → start → Connect: the desktop in a new tab, typing, clipboard, disc
   await card.getByRole('button', { name: 'Start Machine' }).click();
   await card.getByText('Online', { exact: true }).waitFor({ timeout: 60_000 });
 
-  // The dashboard fetches the tab's first ticket on the click and hands it over while the tab loads.
+  // The dashboard fetches the tab's first ticket on the click and hands it over while the tab loads. The tab also asks
+  // for its own and takes whichever comes first; on a loaded host its own can win that race, so the tab's own request
+  // is held until its first socket is dialled (15 s at most): the socket must then carry the dashboard's ticket.
   const gatewayTickets: string[] = [];
-  page.context().once('page', (p) => p.on('websocket', (ws) => gatewayTickets.push(new URL(ws.url()).searchParams.get('ticket') ?? '')));
+  let dialled = () => {};
+  const firstSocket = new Promise<void>((resolve) => (dialled = resolve));
+  page.context().once('page', (p) =>
+    p.on('websocket', (ws) => {
+      gatewayTickets.push(new URL(ws.url()).searchParams.get('ticket') ?? '');
+      dialled();
+    }),
+  );
+  await page.context().route('**/v1/slot/connect/ticket', async (route) => {
+    if (route.request().frame().page() !== page) await Promise.race([firstSocket, new Promise((r) => setTimeout(r, 15_000))]);
+    await route.continue();
+  });
   const dashboardTicket = page.waitForResponse((r) => r.url().endsWith('/v1/slot/connect/ticket') && r.request().method() === 'POST');
   const [tab] = await Promise.all([page.context().waitForEvent('page'), card.getByRole('button', { name: 'Connect' }).click()]);
   const payload = JSON.parse(Buffer.from(new URL(tab.url()).hash.slice(1), 'base64').toString('utf8'));
   await connected(tab);
   expect(gatewayTickets[0]).toBe(((await (await dashboardTicket).json()) as { ticket: string }).ticket);
+  await page.context().unroute('**/v1/slot/connect/ticket');
   await expect.poll(() => tab.title()).toBe(`${payload.machineName} — Hyperdesk`);
   const canvas = tab.locator('[data-testid="desktop"] canvas');
   await expect.poll(() => canvasColours(tab), { timeout: 20_000 }).toBeGreaterThan(3);

@@ -149,9 +149,10 @@ function cpuProcs(cgroup: string): string {
 /**
  * The attack the weight stops: a tenant keeps every core busy from its desktop (a shell's busy loops, more than its
  * cores) while the server answers reads. The server waits for a CPU for a part of its busy time; in its own cgroup
- * that part must be well under (0.8×) what it is when the test puts it back where it was before the weight (the root
- * cgroup, one desktop's weight), with the same hogs, the two measured in turn three times (a busy host's other load
- * falls on both alike).
+ * that part must be at least 10 points below what it is when the test puts it back where it was before the weight
+ * (the root cgroup, one desktop's weight), with the same hogs, the two measured in turn three times. A busy host's
+ * other load (the other tests' servers share the cgroup) adds to both alike, so the difference is what the weight
+ * takes away: 24-32 points here, under 1 with the cgroup at one desktop's shares.
  */
 async function tenantStarvesServer(machineId: string, token: string): Promise<void> {
   const hogs = 'for i in 1 2 3 4; do timeout 120 sh -c "while :; do :; done" & done; wait';
@@ -174,5 +175,5 @@ async function tenantStarvesServer(machineId: string, token: string): Promise<vo
   }
   const [own, one] = [share(weighted), share(unweighted)];
   console.log(`the server waited for a CPU under a tenant's busy loops ${(own * 100).toFixed(1)}% of its busy time in its cgroup, ${(one * 100).toFixed(1)}% with one desktop's weight`);
-  expect(own).toBeLessThan(one * 0.8);
+  expect(one - own).toBeGreaterThan(0.1);
 }
