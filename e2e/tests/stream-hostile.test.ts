@@ -56,8 +56,10 @@ it('the agent refuses hostile input and signaling, survives, and streams and typ
   await tab.locator('main[data-phase="connected"]').waitFor({ timeout: 60_000 });
   await terminalShown(server, b.machineId, b.machineName);
   const log = () => machineLog(server, b.machineId);
-  const agentStarts = (log().match(/listening on/g) ?? []).length;
-  expect(agentStarts).toBeGreaterThan(0);
+  const starts = () => (log().match(/listening on/g) ?? []).length;
+  // The agent's first line is there (on a loaded host the tab can say connected before the log has it).
+  await expect.poll(starts, { timeout: 60_000 }).toBeGreaterThan(0);
+  const agentStarts = starts();
 
   // Over the data channel 'input'.
   const sent = await tab.evaluate(() => {
