@@ -70,6 +70,9 @@ it('kill -9 while a machine starts and while it stops: one instance per machine,
   await b.context.close();
 }, 300_000);
 
+/** cgroup v1's cpu hierarchy, where the host has one (undefined on cgroup v2). */
+const cpuV1 = () => ['/sys/fs/cgroup/cpu', '/sys/fs/cgroup/cpu,cpuacct'].find((m) => existsSync(m));
+
 /**
  * The CPU weight of the cgroup `pid` is in, as the kernel shares a busy CPU between cgroups: cpu.weight on cgroup v2,
  * cpu.shares on v1 (on the same scale, a v1 default of 1024 being v2's 100).
@@ -79,8 +82,7 @@ function cpuWeight(pid: number): { cgroup: string; weight: number } {
   const v1 = lines.find((l) => /^\d+:([^:]*,)?cpu(,[^:]*)?:/.test(l));
   if (v1) {
     const cgroup = v1.split(':')[2]!;
-    const mount = ['/sys/fs/cgroup/cpu', '/sys/fs/cgroup/cpu,cpuacct'].find((m) => existsSync(m))!;
-    return { cgroup, weight: Number(readFileSync(path.join(mount, cgroup, 'cpu.shares'), 'utf8')) / 1024 };
+    return { cgroup, weight: Number(readFileSync(path.join(cpuV1()!, cgroup, 'cpu.shares'), 'utf8')) / 1024 };
   }
   const cgroup = lines.find((l) => l.startsWith('0::'))!.slice(3);
   return { cgroup, weight: Number(readFileSync(path.join('/sys/fs/cgroup', cgroup, 'cpu.weight'), 'utf8')) / 100 };
@@ -142,8 +144,7 @@ async function answering(token: string, n: number): Promise<{ run: number; wait:
 
 /** Where a process is moved to leave (or join) a cgroup of the cpu controller: v1's cpu hierarchy or v2's. */
 function cpuProcs(cgroup: string): string {
-  const v1 = ['/sys/fs/cgroup/cpu', '/sys/fs/cgroup/cpu,cpuacct'].find((m) => existsSync(m));
-  return path.join(v1 ?? '/sys/fs/cgroup', cgroup, 'cgroup.procs');
+  return path.join(cpuV1() ?? '/sys/fs/cgroup', cgroup, 'cgroup.procs');
 }
 
 /**
