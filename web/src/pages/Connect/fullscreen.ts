@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef, useState, type RefObject } from 'react';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState, type RefObject } from 'react';
 
 /** How long the "how to leave" note stays after entering full screen. */
 const HINT_MS = 4000;
@@ -75,8 +75,9 @@ export function useFullScreen(root: RefObject<HTMLElement | null>, toolbar: RefO
 
   // In full screen with the toolbar called up: the mouse moving off it sends it away after a moment (back on it in
   // time: it stays), a touch anywhere else at once. (Document listeners: a toolbar that appeared under a pointer
-  // that did not move may never have seen it enter.)
-  useEffect(() => {
+  // that did not move may never have seen it enter. A layout effect: they are on before the toolbar is painted, so
+  // the first move after it shows counts; a passive effect ran later, and a single move in between was lost.)
+  useLayoutEffect(() => {
     if (!fullScreen || !toolbarShown) return;
     const inside = (e: Event) => !!toolbar.current?.contains(e.target as Node);
     const onMove = (e: PointerEvent) => {
