@@ -13,8 +13,10 @@ hostname hyperdesk
 ip link set lo up
 ( ip link set eth0 up 2>/dev/null && exec busybox udhcpc -i eth0 -f -S -s /opt/hyperdesk/udhcpc.sh ) >/dev/null 2>&1 &
 install -d -m 0700 -o user -g user /run/hyperdesk
-# The machine's display name: the instance's user.hyperdesk.name, asked of /dev/lxd (root only).
-name="$(printf 'GET /1.0/config/user.hyperdesk.name HTTP/1.0\r\nHost: lxd\r\n\r\n' | socat -t 2 - UNIX-CONNECT:/dev/lxd/sock 2>/dev/null)"
+# The machine's display name: the instance's user.hyperdesk.name, asked of the guest API (root only): /dev/lxd under
+# LXD, /dev/incus under Incus.
+guest_api=/dev/lxd/sock; [ -S "$guest_api" ] || guest_api=/dev/incus/sock
+name="$(printf 'GET /1.0/config/user.hyperdesk.name HTTP/1.0\r\nHost: guest\r\n\r\n' | socat -t 2 - "UNIX-CONNECT:$guest_api" 2>/dev/null)"
 case "$name" in "HTTP/1.0 200"*|"HTTP/1.1 200"*) printf '%s' "${name#*$'\r\n\r\n'}" | head -c 200 > /run/hyperdesk/name ;; esac
 # The home is a storage volume (a new one belongs to root): the user's own, not recursively (it may be large).
 chown user:user /home/user && chmod 0700 /home/user
