@@ -8,6 +8,7 @@ const DATABASE_FREE = [
   'test/lxd-provider.test.ts',
   'test/lxd-cluster.test.ts', // PGlite only for its machines' rows: nothing in it depends on the database
   'test/lxd-desktop.test.ts',
+  'test/lxd-incus.test.ts',
   // Their subject is the desktop path on LXD (each prepares its own deployment, minutes on a busy host); the tickets
   // and sessions they pass through are tested on both databases by the connect-* API tests.
   'test/connect-files.test.ts',

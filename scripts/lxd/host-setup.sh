@@ -6,7 +6,8 @@
 # Environment: DATA_DIR (required, absolute), HYPERDESK_USER (hyperdesk), LXD_PROJECT (hd-<hash of DATA_DIR>),
 #   LXD_POOL (hyperdesk), LXD_POOL_SIZE (40GiB, a loop file) or LXD_POOL_SOURCE (a block device or btrfs path),
 #   LXD_NETWORK (hdbr0), LXD_SUBNET (10.251.0.1/24), LXD_ADDRESS (127.0.0.1:8443), MACHINE_EGRESS (internet|none),
-#   LXD_HOST_ONLY (set: stop after the image, before the deployment's project and certificate).
+#   LXD_HOST_ONLY (set: stop after the image, before the deployment's project and certificate),
+#   LXD_ENGINE (lxd, Debian's LXD 5.0; or incus: Incus 6, from bookworm-backports on Debian 12, which this adds).
 set -eu
 # Nothing here reads input: `lxc … create` reads a YAML config from a stdin that is not a terminal, and would wait
 # for ever on one that stays open (a pipe or socket from whatever started npm start).
@@ -20,11 +21,18 @@ NETWORK="${LXD_NETWORK:-hdbr0}"
 SUBNET="${LXD_SUBNET:-10.251.0.1/24}"
 ADDRESS="${LXD_ADDRESS:-127.0.0.1:8443}"
 EGRESS="${MACHINE_EGRESS:-internet}"
+ENGINE="${LXD_ENGINE:-lxd}"
+case "$ENGINE" in
+  lxd) CLI=lxc ENGINE_DIR="${LXD_DIR:-/var/lib/lxd}" ;;
+  incus) CLI=incus ENGINE_DIR="${INCUS_DIR:-/var/lib/incus}" ;;
+  *) echo "LXD_ENGINE must be lxd or incus, not $ENGINE" >&2; exit 2 ;;
+esac
+export LXD_ENGINE="$ENGINE"
 step() { echo "LXD: $*"; }
 # `lxc … create …` for an object a `show` just reported missing. On a busy host that show once failed for an object
 # that existed, and the create's "already exists" stopped a server's start: that answer means done.
 create_once() {
-  err="$(lxc "$@" 2>&1 >/dev/null)" && return 0
+  err="$($CLI "$@" 2>&1 >/dev/null)" && return 0
   case "$err" in *"already exists"*) return 0 ;; esac
   printf '%s\n' "$err" >&2
   return 1
@@ -32,10 +40,22 @@ create_once() {
 # One set-up at a time on this host (servers started together would race to start the daemon or build the image).
 mkdir -p /run/lock && exec 9>/run/lock/hyperdesk-lxd-setup.lock && flock 9
 
-if ! command -v lxd >/dev/null 2>&1 || ! command -v btrfs >/dev/null 2>&1 || ! command -v dnsmasq >/dev/null 2>&1 || ! command -v nft >/dev/null 2>&1 || ! command -v debootstrap >/dev/null 2>&1 || ! command -v zstd >/dev/null 2>&1; then
-  step "installing lxd, btrfs-progs, dnsmasq-base, nftables, debootstrap, zstd"
+if ! command -v "$CLI" >/dev/null 2>&1 || ! command -v btrfs >/dev/null 2>&1 || ! command -v dnsmasq >/dev/null 2>&1 || ! command -v nft >/dev/null 2>&1 || ! command -v debootstrap >/dev/null 2>&1 || ! command -v zstd >/dev/null 2>&1; then
+  step "installing $ENGINE, btrfs-progs, dnsmasq-base, nftables, debootstrap, zstd"
   apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends lxd lxcfs debootstrap dnsmasq-base btrfs-progs nftables zstd openssl >/dev/null
+  engine_pkgs="lxd lxcfs" engine_release=""
+  if [ "$ENGINE" = incus ]; then
+    engine_pkgs="incus-base incus-client lxcfs"
+    # Debian 12 has Incus only in bookworm-backports (Debian 13 and Ubuntu 24.04 have it in main).
+    if [ -z "$(apt-cache policy incus-base 2>/dev/null | sed -n 's/^ *Candidate: //p' | grep -v none)" ] && grep -qs 'VERSION_CODENAME=bookworm' /etc/os-release; then
+      step "adding bookworm-backports for Incus"
+      echo 'deb http://deb.debian.org/debian bookworm-backports main' > /etc/apt/sources.list.d/hyperdesk-backports.list
+      apt-get update -qq >/dev/null
+      engine_release="-t bookworm-backports"
+    fi
+  fi
+  # shellcheck disable=SC2086
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $engine_release $engine_pkgs debootstrap dnsmasq-base btrfs-progs nftables zstd openssl >/dev/null
 fi
 
 # The ids LXD maps containers to: from 65536 on, a multiple of the 65536 each isolated container takes. Debian's
@@ -50,13 +70,14 @@ for f in /etc/subuid /etc/subgid; do
 done
 # The daemon by its command line (scripts/lxd/daemon.sh): `pkill -x lxd` would kill every instance's monitor too.
 daemon_cmd="lxd --group lxd --logfile=/var/log/lxd/lxd.log"
+[ "$ENGINE" = incus ] && daemon_cmd="/usr/libexec/incus/incusd --group incus-admin --logfile=/var/log/incus/incusd.log"
 if [ -n "$ids_changed" ] && pgrep -x -f -- "$daemon_cmd" >/dev/null; then
   step "restarting the LXD daemon for the new id range (instances keep running)"
   pkill -TERM -x -f -- "$daemon_cmd"; for _ in $(seq 1 100); do pgrep -x -f -- "$daemon_cmd" >/dev/null || break; sleep 0.1; done
 fi
 
 # lxcfs gives each desktop its own /proc/meminfo, cpuinfo and uptime; LXD looks for it when it starts.
-mkdir -p /var/log/lxd
+mkdir -p /var/log/lxd /var/log/incus
 if ! pgrep -x lxcfs >/dev/null; then
   # A host whose processes were all killed (a session's end, an OOM kill) keeps lxcfs's FUSE mount, now dead:
   # "Transport endpoint is not connected". Detach it before mounting afresh.
@@ -68,9 +89,9 @@ if ! pgrep -x lxcfs >/dev/null; then
   for _ in $(seq 1 50); do mountpoint -q /var/lib/lxcfs && break; sleep 0.1; done
 fi
 sh "$here/daemon.sh" 9>&-
-[ "$(lxc config get core.https_address)" = "$ADDRESS" ] || { step "API on https://$ADDRESS"; lxc config set core.https_address "$ADDRESS"; }
+[ "$($CLI config get core.https_address)" = "$ADDRESS" ] || { step "API on https://$ADDRESS"; $CLI config set core.https_address "$ADDRESS"; }
 
-if ! lxc storage show "$POOL" >/dev/null 2>&1; then
+if ! $CLI storage show "$POOL" >/dev/null 2>&1; then
   if [ -n "${LXD_POOL_SOURCE:-}" ]; then
     step "storage pool $POOL (btrfs on $LXD_POOL_SOURCE)"
     create_once storage create "$POOL" btrfs source="$LXD_POOL_SOURCE"
@@ -81,7 +102,7 @@ if ! lxc storage show "$POOL" >/dev/null 2>&1; then
 fi
 # Home quotas are btrfs qgroup limits. A host whose processes were killed mid-operation can leave the qgroup
 # accounting inconsistent, and then writes pass the limits: rescan (a second or two) so quotas hold again.
-pool_dir="${LXD_DIR:-/var/lib/lxd}/storage-pools/$POOL"
+pool_dir="$ENGINE_DIR/storage-pools/$POOL"
 if command -v btrfs >/dev/null && btrfs qgroup show "$pool_dir" 2>&1 | grep -q inconsistent; then
   step "storage pool $POOL: rescanning its quota accounting (it was inconsistent)"
   btrfs quota rescan -w "$pool_dir" >/dev/null 2>&1 || true
@@ -89,7 +110,7 @@ fi
 
 # The desktops' egress: the internet (NAT) or nothing; never this host, other desktops, private ranges or cloud
 # metadata. Replies to connections made to a desktop (the viewer's WebRTC checks) pass: the ACL is stateful.
-lxc network acl show hd-desktops >/dev/null 2>&1 || create_once network acl create hd-desktops
+$CLI network acl show hd-desktops >/dev/null 2>&1 || create_once network acl create hd-desktops
 host_addrs="$(ip -4 -o addr show | awk '{print $4}' | cut -d/ -f1 | grep -v '^127\.' | sort -u | tr '\n' ',' | sed 's/,$//')"
 blocked="0.0.0.0/8,10.0.0.0/8,100.64.0.0/10,127.0.0.0/8,169.254.0.0/16,172.16.0.0/12,192.0.0.0/24,192.0.2.0/24,192.168.0.0/16,198.18.0.0/15,198.51.100.0/24,203.0.113.0/24,224.0.0.0/4,240.0.0.0/4"
 [ -n "$host_addrs" ] && blocked="$blocked,$host_addrs"
@@ -97,22 +118,22 @@ if [ "$EGRESS" = internet ]; then allow="- action: allow
   destination: 0.0.0.0/0
   state: enabled"; else allow=""; fi
 acl="$(printf 'description: "Hyperdesk desktops - the internet only, never the host, other desktops or private ranges"\negress:\n- action: reject\n  destination: %s\n  state: enabled\n%s\ningress:\n- action: allow\n  state: enabled\n' "$blocked" "$allow")"
-if [ "$(lxc network acl show hd-desktops | sed -n '/^egress:/,/^name:/p' | md5sum)" != "$(printf '%s\n' "$acl" | sed -n '/^egress:/,$p' | md5sum)" ]; then
-  printf '%s\n' "$acl" | lxc network acl edit hd-desktops
+if [ "$($CLI network acl show hd-desktops | sed -n '/^egress:/,/^name:/p' | md5sum)" != "$(printf '%s\n' "$acl" | sed -n '/^egress:/,$p' | md5sum)" ]; then
+  printf '%s\n' "$acl" | $CLI network acl edit hd-desktops
 fi
-if ! lxc network show "$NETWORK" >/dev/null 2>&1; then
+if ! $CLI network show "$NETWORK" >/dev/null 2>&1; then
   step "network $NETWORK ($SUBNET, egress: $EGRESS)"
   create_once network create "$NETWORK" ipv4.address="$SUBNET" ipv4.nat=true ipv6.address=none
 fi
-lxc network set "$NETWORK" security.acls=hd-desktops security.acls.default.egress.action=reject security.acls.default.ingress.action=reject
+$CLI network set "$NETWORK" security.acls=hd-desktops security.acls.default.egress.action=reject security.acls.default.ingress.action=reject
 
 step "desktop image"
 mkdir -p "$DATA_DIR/lxd"
-IMAGE_ALIAS_OUT="$DATA_DIR/lxd/image" sh "$here/../../machine-image/build.sh"
+LXC="$CLI" IMAGE_ALIAS_OUT="$DATA_DIR/lxd/image" sh "$here/../../machine-image/build.sh"
 # LXD_HOST_ONLY=1: what every deployment on this host shares is ready (npm test prepares it ahead of its tests).
 [ -n "${LXD_HOST_ONLY:-}" ] && { step "ready (the host only: no project)"; exit 0; }
 
-if ! lxc project show "$PROJECT" >/dev/null 2>&1; then
+if ! $CLI project show "$PROJECT" >/dev/null 2>&1; then
   step "project $PROJECT for $DATA_DIR"
   create_once project create "$PROJECT" -c features.images=false -c features.profiles=true -c features.storage.volumes=true \
     -c features.networks=false -c restricted=true -c restricted.containers.nesting=block \
@@ -124,7 +145,7 @@ if ! lxc project show "$PROJECT" >/dev/null 2>&1; then
 fi
 # In a cluster the server chooses each desktop's member (free capacity, its home's member): LXD refuses a restricted
 # project's ?target= unless this allows it. Projects made before it get it here.
-[ "$(lxc project get "$PROJECT" restricted.cluster.target)" = allow ] || lxc project set "$PROJECT" restricted.cluster.target=allow
+[ "$($CLI project get "$PROJECT" restricted.cluster.target)" = allow ] || $CLI project set "$PROJECT" restricted.cluster.target=allow
 
 # The server's unprivileged user, owner of the data dir; and the certificate LXD trusts for this project only.
 id "$USER_NAME" >/dev/null 2>&1 || useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$USER_NAME"
@@ -137,10 +158,12 @@ if [ ! -s "$certs/client.crt" ] || [ ! -s "$certs/client.key" ]; then
   mv "$certs/client.key.tmp" "$certs/client.key" && mv "$certs/client.crt.tmp" "$certs/client.crt"
 fi
 fingerprint="$(openssl x509 -in "$certs/client.crt" -noout -fingerprint -sha256 | cut -d= -f2 | tr -d : | tr 'A-F' 'a-f')"
-if ! lxc query "/1.0/certificates/$fingerprint" >/dev/null 2>&1; then
-  lxc config trust add "$certs/client.crt" --restricted --projects "$PROJECT" --name "hyperdesk-$PROJECT" >/dev/null
+if ! $CLI query "/1.0/certificates/$fingerprint" >/dev/null 2>&1; then
+  trust_add="config trust add"; [ "$ENGINE" = incus ] && trust_add="config trust add-certificate"
+  # shellcheck disable=SC2086
+  $CLI $trust_add "$certs/client.crt" --restricted --projects "$PROJECT" --name "hyperdesk-$PROJECT" >/dev/null
 fi
-cp /var/lib/lxd/server.crt "$certs/server.crt"
+cp "$ENGINE_DIR/server.crt" "$certs/server.crt"
 printf 'LXD_URL=https://%s\nLXD_PROJECT=%s\nLXD_IMAGE=%s\n' "$ADDRESS" "$PROJECT" "$(cat "$certs/image")" > "$certs/env"
 chmod 0600 "$certs/client.key"
 [ "$(stat -c %U "$DATA_DIR")" = "$USER_NAME" ] || chown -R "$USER_NAME:$USER_NAME" "$DATA_DIR"

@@ -10,6 +10,24 @@ import type { MachineProvider } from '../src/modules/machines/providers/types';
 
 const SETUP = path.join(import.meta.dirname, '../../scripts/lxd/host-setup.sh');
 
+/** The container engine a deployment runs on: its CLI, host-setup's settings for it, the desktops' bridge. */
+export interface Engine {
+  cli: 'lxc' | 'incus';
+  setupEnv: Record<string, string>;
+  network: string;
+}
+/** Debian's LXD 5.0, what npm start prepares by default. */
+export const LXD: Engine = { cli: 'lxc', setupEnv: {}, network: 'hdbr0' };
+/**
+ * Incus 6 (bookworm-backports), beside this host's LXD: a bridge, subnet and API port of its own. (One engine per
+ * host in production: both allocate their containers' ids from root's one subordinate range.)
+ */
+export const INCUS: Engine = {
+  cli: 'incus',
+  setupEnv: { LXD_ENGINE: 'incus', LXD_NETWORK: 'hdinc0', LXD_SUBNET: '10.252.0.1/24', LXD_ADDRESS: '127.0.0.1:8444' },
+  network: 'hdinc0',
+};
+
 export interface LxdDeployment {
   dataDir: string;
   project: string;
@@ -32,20 +50,21 @@ export interface LxdDeployment {
 export async function lxdDeployment(
   limits: Partial<LxdProviderOptions['limits']> = {},
   dataDir = mkdtempSync(path.join(tmpdir(), 'hd-lxd-')),
+  engine: Engine = LXD,
 ): Promise<LxdDeployment> {
   const project = lxdProjectFor(dataDir);
-  const env = await prepareLxd(dataDir);
+  const env = await prepareLxd(dataDir, engine);
   const lxd = createLxdClient(connectionFromDir(env.LXD_URL!, project, path.join(dataDir, 'lxd')));
   const provider = createLxdProvider({
     lxd,
     pool: 'hyperdesk',
-    network: 'hdbr0',
+    network: engine.network,
     image: env.LXD_IMAGE!,
     limits: { cpus: 1, memoryMb: 1024, pids: 400, diskMb: 200, rootMb: 4096, ...limits },
   });
   const run = (args: string[], timeoutMs = 60_000) =>
     new Promise<{ code: number; out: string }>((resolve) => {
-      execFile('lxc', args, { timeout: timeoutMs, maxBuffer: 1 << 22 }, (err, stdout, stderr) => {
+      execFile(engine.cli, args, { timeout: timeoutMs, maxBuffer: 1 << 22 }, (err, stdout, stderr) => {
         resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: `${stdout}${stderr}` });
       });
     });
@@ -60,7 +79,7 @@ export async function lxdDeployment(
     rootShell: async (id, script) => (await run(['exec', instanceOf(id), '--project', project, '--', 'bash', '-c', script])).out,
     async close() {
       lxd.close();
-      removeProject(project);
+      removeProject(project, engine.cli);
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
@@ -70,8 +89,8 @@ export async function lxdDeployment(
  * Prepares this host's LXD for the deployment of `dataDir` as `npm start` does (scripts/lxd/host-setup.sh, as root)
  * and answers the settings it left in DATA_DIR/lxd/env (LXD_URL). removeProject(lxdProjectFor(dataDir)) undoes it.
  */
-export async function prepareLxd(dataDir: string): Promise<Record<string, string>> {
-  await promisify(execFile)('sh', [SETUP], { env: { ...process.env, DATA_DIR: dataDir }, timeout: 3_600_000, maxBuffer: 1 << 24 });
+export async function prepareLxd(dataDir: string, engine: Engine = LXD): Promise<Record<string, string>> {
+  await promisify(execFile)('sh', [SETUP], { env: { ...process.env, ...engine.setupEnv, DATA_DIR: dataDir }, timeout: 3_600_000, maxBuffer: 1 << 24 });
   return Object.fromEntries(readFileSync(path.join(dataDir, 'lxd', 'env'), 'utf8').trim().split('\n').map((l) => l.split('=') as [string, string]));
 }
 
@@ -80,14 +99,14 @@ export async function prepareLxd(dataDir: string): Promise<Record<string, string
  * refuses is tried twice more (a host busy deleting 40 instances on btrfs once left 9 of a bench's behind, unsaid),
  * then named on stderr.
  */
-export function removeProject(project: string): void {
+export function removeProject(project: string, cli: Engine['cli'] = 'lxc'): void {
   const q = (args: string[], tries = 1) => {
     for (let i = 1; ; i++) {
       try {
-        return execFileSync('lxc', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+        return execFileSync(cli, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
       } catch (err) {
         if (i >= tries) {
-          if (tries > 1) process.stderr.write(`could not remove (lxc ${args.join(' ')}): ${String((err as { stderr?: string }).stderr ?? err).trim()}\n`);
+          if (tries > 1) process.stderr.write(`could not remove (${cli} ${args.join(' ')}): ${String((err as { stderr?: string }).stderr ?? err).trim()}\n`);
           return '';
         }
       }
