@@ -13,7 +13,8 @@
  * Environment: START_CONCURRENCY (8, the reconciler's): starts in flight during Start All; POLL_MS (20): the wait
  * between looks at a machine not yet online (the reconciler looks again every 250 ms); KEEP_DIR: the deployment's
  * data dir, kept with its machines after the run, so the next run with the same KEEP_DIR measures the same instances
- * (no 40 new instances made first, none deleted after: btrfs deleting them slows every run that follows).
+ * (no 40 new instances made first, none deleted after: btrfs deleting them slows every run that follows);
+ * LXD_ENGINE=incus: the deployment on Incus (beside this host's LXD).
  */
 import { randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
@@ -21,7 +22,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import type { MachineProvider } from '../server/src/modules/machines/providers/types';
 import { inPool } from '../server/src/modules/machines/pool';
 import { vncHandshake } from '../server/test/machines-desktops';
-import { lxdDeployment } from '../server/test/lxd-fixtures';
+import { INCUS, LXD, lxdDeployment } from '../server/test/lxd-fixtures';
 import { fmtBytes, fmtMs, percentile } from './stats';
 
 const RUNS = Number(process.argv[2] ?? 5);
@@ -29,6 +30,9 @@ const CLASS = Number(process.argv[3] ?? 40);
 const START_CONCURRENCY = Number(process.env.START_CONCURRENCY ?? 8);
 const POLL_MS = Number(process.env.POLL_MS ?? 20);
 const KEEP_DIR = process.env.KEEP_DIR;
+/** LXD_ENGINE=incus: the same on Incus (host-setup.sh installs it beside LXD; its desktops share the image's /usr). */
+const ENGINE = process.env.LXD_ENGINE === 'incus' ? INCUS : LXD;
+const ENGINE_DIR = ENGINE === INCUS ? '/var/lib/incus' : '/var/lib/lxd';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Subject {
@@ -51,14 +55,14 @@ const pssOf = (pid: number) => {
 
 async function lxdSubject(): Promise<Subject> {
   if (KEEP_DIR) mkdirSync(KEEP_DIR, { recursive: true });
-  const d = await lxdDeployment({ memoryMb: 1024, pids: 400, diskMb: 200 }, KEEP_DIR);
+  const d = await lxdDeployment({ memoryMb: 1024, pids: 400, diskMb: 200 }, KEEP_DIR, ENGINE);
   const cgroupName = (id: string) => `${d.project}_hd-${id}`;
   return {
     name: 'lxd (container)',
     provider: d.provider,
     titles: (id) => {
       try {
-        const out = execFileSync('lxc', ['exec', `hd-${id}`, '--project', d.project, '--user', '1000', '--env', 'DISPLAY=:0', '--env', 'XAUTHORITY=/run/hyperdesk/xauth', '--', 'xwininfo', '-root', '-tree'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+        const out = execFileSync(ENGINE.cli, ['exec', `hd-${id}`, '--project', d.project, '--user', '1000', '--env', 'DISPLAY=:0', '--env', 'XAUTHORITY=/run/hyperdesk/xauth', '--', 'xwininfo', '-root', '-tree'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
         return [...out.matchAll(/0x[0-9a-f]+ "([^"]*)"/g)].map((m) => m[1]!);
       } catch {
         return [];
@@ -71,7 +75,7 @@ async function lxdSubject(): Promise<Subject> {
         try {
           const cg = readFileSync(`/proc/${e}/cgroup`, 'utf8');
           const cmd = readFileSync(`/proc/${e}/cmdline`, 'utf8');
-          if (cg.includes(`lxc.payload.${cgroupName(id)}/`) || cg.includes(`lxc.payload.${cgroupName(id)}\n`) || cmd.includes(`[lxc monitor] /var/lib/lxd/containers ${cgroupName(id)}`)) sum += pssOf(Number(e));
+          if (cg.includes(`lxc.payload.${cgroupName(id)}/`) || cg.includes(`lxc.payload.${cgroupName(id)}\n`) || cmd.includes(`[lxc monitor] ${ENGINE_DIR}/containers ${cgroupName(id)}`)) sum += pssOf(Number(e));
         } catch {
           /* exited */
         }

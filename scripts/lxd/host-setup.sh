@@ -129,7 +129,15 @@ $CLI network set "$NETWORK" security.acls=hd-desktops security.acls.default.egre
 
 step "desktop image"
 mkdir -p "$DATA_DIR/lxd"
-LXC="$CLI" IMAGE_ALIAS_OUT="$DATA_DIR/lxd/image" sh "$here/../../machine-image/build.sh"
+# On Incus the desktops share one copy of the image's /usr on the host (read-only; LXD 5.0 refuses a restricted
+# project any host path once it allows one, its pool volumes included: docs/benchmarks.md).
+usr_root="${SHARED_USR_DIR:-/var/lib/hyperdesk/usr}"
+rm -f "$DATA_DIR/lxd/usr"
+if [ "$ENGINE" = incus ]; then
+  LXC="$CLI" IMAGE_ALIAS_OUT="$DATA_DIR/lxd/image" SHARED_USR_DIR="$usr_root" SHARED_USR_OUT="$DATA_DIR/lxd/usr" sh "$here/../../machine-image/build.sh"
+else
+  LXC="$CLI" IMAGE_ALIAS_OUT="$DATA_DIR/lxd/image" sh "$here/../../machine-image/build.sh"
+fi
 # LXD_HOST_ONLY=1: what every deployment on this host shares is ready (npm test prepares it ahead of its tests).
 [ -n "${LXD_HOST_ONLY:-}" ] && { step "ready (the host only: no project)"; exit 0; }
 
@@ -142,6 +150,11 @@ if ! $CLI project show "$PROJECT" >/dev/null 2>&1; then
     -c restricted.devices.proxy=block -c restricted.devices.unix-char=block -c restricted.devices.unix-block=block \
     -c restricted.devices.unix-hotplug=block -c restricted.devices.usb=block -c restricted.devices.infiniband=block \
     -c restricted.devices.gpu=allow -c restricted.cluster.target=allow -c user.hyperdesk.data_dir="$DATA_DIR"
+fi
+# Disks: the project's own pool volumes; on Incus also the shared /usr, the only host path (Incus checks the prefix).
+if [ "$ENGINE" = incus ]; then
+  [ "$($CLI project get "$PROJECT" restricted.devices.disk.paths)" = "$usr_root" ] || $CLI project set "$PROJECT" restricted.devices.disk.paths="$usr_root"
+  [ "$($CLI project get "$PROJECT" restricted.devices.disk)" = allow ] || $CLI project set "$PROJECT" restricted.devices.disk=allow
 fi
 # In a cluster the server chooses each desktop's member (free capacity, its home's member): LXD refuses a restricted
 # project's ?target= unless this allows it. Projects made before it get it here.

@@ -33,6 +33,8 @@ const Env = z.object({
   LXD_NETWORK: z.string().default('hdbr0'),
   /** The desktop image's alias; unset: the one host-setup.sh built for this checkout (LXD_CERT_DIR/image). */
   LXD_IMAGE: z.string().optional(),
+  /** A host directory with the image's /usr, mounted read-only over each new desktop's; unset: LXD_CERT_DIR/usr. */
+  LXD_SHARED_USR: z.string().regex(/^\/[A-Za-z0-9._/-]+$/, 'an absolute path').optional(),
   /** Per-machine CPU cores and root disk of LXD desktops (the home's quota is MACHINE_DISK_MB). */
   MACHINE_CPUS: z.coerce.number().int().min(1).default(2),
   MACHINE_ROOT_MB: z.coerce.number().int().min(1024).default(8192),
@@ -103,7 +105,7 @@ function isAddressOrCidr(s: string): boolean {
   return Number(bits) <= (family === 4 ? 32 : 128);
 }
 
-export type Config = z.infer<typeof Env> & { publicUrl: string; dataDir: string; lxdProject: string; lxdCertDir: string; lxdImage: string };
+export type Config = z.infer<typeof Env> & { publicUrl: string; dataDir: string; lxdProject: string; lxdCertDir: string; lxdImage: string; lxdSharedUsr: string | null };
 
 /** The deployment's LXD project: named after its data dir, as scripts/lxd/host-setup.sh names it. */
 export const lxdProjectFor = (dataDir: string) => `hd-${createHash('sha256').update(dataDir).digest('hex').slice(0, 10)}`;
@@ -130,7 +132,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     lxdProject: c.LXD_PROJECT ?? lxdProjectFor(dataDir),
     lxdCertDir,
     lxdImage: c.LXD_IMAGE ?? builtImage(lxdCertDir) ?? 'hyperdesk-desktop',
+    lxdSharedUsr: c.LXD_SHARED_USR ?? sharedUsr(lxdCertDir),
   };
+}
+
+/** The image's /usr that host-setup.sh left on the host for the desktops to share (Incus only), if any. */
+function sharedUsr(certDir: string): string | null {
+  try {
+    const dir = readFileSync(path.join(certDir, 'usr'), 'utf8').trim();
+    return /^\/[A-Za-z0-9._/-]+$/.test(dir) ? dir : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The image alias scripts/lxd/host-setup.sh built for this checkout's recipe (machine-image/build.sh), if any. */

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INCUS, lxdDeployment, type LxdDeployment } from './lxd-fixtures';
 import { until, vncHandshake } from './machines-desktops';
@@ -8,7 +10,8 @@ import { until, vncHandshake } from './machines-desktops';
  * The same provider on Incus 6 (the LXD API's other lineage; issue 20 asks for both): host-setup.sh with
  * LXD_ENGINE=incus installs it (bookworm-backports on Debian 12), starts incusd where none runs and prepares the
  * deployment exactly as for LXD. Incus differs where it matters to a desktop: its guest API is /dev/incus, not
- * /dev/lxd (the desktop's name comes from there), and its trust command is `add-certificate`.
+ * /dev/lxd (the desktop's name comes from there), and its trust command is `add-certificate`. On Incus the desktops
+ * also share the image's /usr from the host (LXD 5.0 cannot: docs/providers.md).
  */
 describe('lxd machine provider on Incus', () => {
   let d: LxdDeployment;
@@ -32,6 +35,13 @@ describe('lxd machine provider on Incus', () => {
     expect(running.endpoint?.ref).toMatchObject({ instance: `hd-${a.machineId}`, project: d.project });
     expect((await vncHandshake(running.endpoint!)).name).toBe(a.name);
     expect((await d.shell(a.machineId, 'id -u')).out.trim()).toBe('1000');
+    // Its /usr is the image's one copy on the host (every desktop maps the same files: one copy in memory), read-only,
+    // its files nobody's inside (not shifted): the tenant cannot change them, nor can the desktop's root.
+    const usr = readFileSync(path.join(d.dataDir, 'lxd', 'usr'), 'utf8').trim();
+    const inside = await d.shell(a.machineId, 'stat -c "%i %u" /usr/bin/bash; touch /usr/bin/x 2>&1');
+    expect(inside.out).toContain(`${statSync(path.join(usr, 'bin/bash')).ino} 65534`);
+    expect(inside.out).toContain('Read-only file system');
+    expect(await d.rootShell(a.machineId, 'touch /usr/bin/x 2>&1')).toContain('Read-only file system');
     // The home's quota (100 MB) holds on Incus's btrfs too.
     const full = await d.shell(a.machineId, 'dd if=/dev/zero of=~/big bs=1M count=200 2>&1; rm -f ~/big', 120_000);
     expect(full.out).toContain('Disk quota exceeded');

@@ -17,6 +17,11 @@ export interface LxdProviderOptions {
   network: string;
   /** The desktop image's alias (machine-image/build.sh). */
   image: string;
+  /**
+   * A host directory holding that image's /usr (Incus: host-setup.sh), mounted read-only over each new desktop's own:
+   * the desktops then share one copy of their programs in memory. A desktop keeps the one it was made with.
+   */
+  sharedUsr?: string;
   limits: { cpus: number; memoryMb: number; pids: number; diskMb: number; rootMb: number };
   log?: { info(o: object, msg: string): void; warn(o: object, msg: string): void };
 }
@@ -243,7 +248,7 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
       profiles: (await wantsGpu()) ? [PROFILE, GPU_PROFILE] : [PROFILE],
       source: { type: 'image', alias: opts.image },
       config: { 'user.hyperdesk.name': machineName, 'user.hyperdesk.home': homeKey },
-      devices: { home: homeDevice(volume) },
+      devices: { home: homeDevice(volume), ...(opts.sharedUsr ? { usr: { type: 'disk', source: opts.sharedUsr, path: '/usr', readonly: 'true' } } : {}) },
     });
   }
 
