@@ -19,6 +19,7 @@ const DATABASE_FREE = [
   'test/lxd-host-setup.test.ts',
   'test/lxd-link.test.ts',
   'test/fast-serializer.test.ts',
+  'src/config.test.ts',
   'src/lib/**/*.test.ts',
   'src/modules/courses/pricing.test.ts',
   'src/modules/courses/roster.test.ts',

@@ -33,7 +33,10 @@ const Env = z.object({
   LXD_NETWORK: z.string().default('hdbr0'),
   /** The desktop image's alias; unset: the one host-setup.sh built for this checkout (LXD_CERT_DIR/image). */
   LXD_IMAGE: z.string().optional(),
-  /** A host directory with the image's /usr, mounted read-only over each new desktop's; unset: LXD_CERT_DIR/usr. */
+  /**
+   * A host directory with the image's /usr, mounted read-only over each new desktop's; unset: LXD_CERT_DIR/usr, which
+   * host-setup.sh leaves on Incus for the image it built (none with LXD_IMAGE: that image keeps its own /usr).
+   */
   LXD_SHARED_USR: z.string().regex(/^\/[A-Za-z0-9._/-]+$/, 'an absolute path').optional(),
   /** Per-machine CPU cores and root disk of LXD desktops (the home's quota is MACHINE_DISK_MB). */
   MACHINE_CPUS: z.coerce.number().int().min(1).default(2),
@@ -132,7 +135,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     lxdProject: c.LXD_PROJECT ?? lxdProjectFor(dataDir),
     lxdCertDir,
     lxdImage: c.LXD_IMAGE ?? builtImage(lxdCertDir) ?? 'hyperdesk-desktop',
-    lxdSharedUsr: c.LXD_SHARED_USR ?? sharedUsr(lxdCertDir),
+    // The shared /usr is the built image's: an image of the operator's own (LXD_IMAGE) keeps its own /usr.
+    lxdSharedUsr: c.LXD_SHARED_USR ?? (c.LXD_IMAGE ? null : sharedUsr(lxdCertDir)),
   };
 }
 
