@@ -54,5 +54,13 @@ describe('lxd machine provider on Incus', () => {
     await expect(d.lxd.get('/1.0/instances?project=default')).rejects.toThrow();
     const mine = await d.lxd.get<string[]>('/1.0/instances');
     expect(mine).toEqual([`/1.0/instances/hd-${a.machineId}?project=${d.project}`]);
+    // The project allows one host path, the shared /usr's directory. A server whose certificate is stolen still cannot
+    // mount any other: not /etc, not a way out of that directory, not a name that merely starts like it.
+    const usrRoot = path.dirname(readFileSync(path.join(d.dataDir, 'lxd', 'usr'), 'utf8').trim());
+    for (const source of ['/etc', `${usrRoot}/../../../etc`, `${usrRoot}x`]) {
+      const mount = d.lxd.send('PATCH', `/1.0/instances/hd-${a.machineId}`, { devices: { host: { type: 'disk', source, path: '/mnt/host' } } });
+      await expect(mount, source).rejects.toThrow(/not allowed/);
+    }
+    expect(Object.keys((await d.lxd.get<{ devices: Record<string, unknown> }>(`/1.0/instances/hd-${a.machineId}`)).devices)).not.toContain('host');
   });
 });
