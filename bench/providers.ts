@@ -32,7 +32,6 @@ const POLL_MS = Number(process.env.POLL_MS ?? 20);
 const KEEP_DIR = process.env.KEEP_DIR;
 /** LXD_ENGINE=incus: the same on Incus (host-setup.sh installs it beside LXD; its desktops share the image's /usr). */
 const ENGINE = process.env.LXD_ENGINE === 'incus' ? INCUS : LXD;
-const ENGINE_DIR = ENGINE === INCUS ? '/var/lib/incus' : '/var/lib/lxd';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Subject {
@@ -75,7 +74,7 @@ async function lxdSubject(): Promise<Subject> {
         try {
           const cg = readFileSync(`/proc/${e}/cgroup`, 'utf8');
           const cmd = readFileSync(`/proc/${e}/cmdline`, 'utf8');
-          if (cg.includes(`lxc.payload.${cgroupName(id)}/`) || cg.includes(`lxc.payload.${cgroupName(id)}\n`) || cmd.includes(`[lxc monitor] ${ENGINE_DIR}/containers ${cgroupName(id)}`)) sum += pssOf(Number(e));
+          if (cg.includes(`lxc.payload.${cgroupName(id)}/`) || cg.includes(`lxc.payload.${cgroupName(id)}\n`) || cmd.includes(`[lxc monitor] ${ENGINE.dir}/containers ${cgroupName(id)}`)) sum += pssOf(Number(e));
         } catch {
           /* exited */
         }

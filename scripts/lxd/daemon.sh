@@ -9,13 +9,8 @@
 # running instance's monitor ("[lxc monitor] …", whose process name is lxd too) and other daemons (a test
 # cluster's): a host whose daemon had died while desktops ran would then wait for ever for one that never starts.
 set -eu
-if [ "${LXD_ENGINE:-lxd}" = incus ]; then
-  LOG="${LXD_LOG:-/var/log/incus/incusd.log}" DAEMON=/usr/libexec/incus/incusd CLI=incus
-  CMD="$DAEMON --group incus-admin --logfile=$LOG"
-else
-  LOG="${LXD_LOG:-/var/log/lxd/lxd.log}" DAEMON=lxd CLI=lxc
-  CMD="lxd --group lxd --logfile=$LOG"
-fi
+. "$(dirname "$0")/engine.sh"
+LOG="$DAEMON_LOG" CMD="$DAEMON_CMD"
 step() { echo "LXD: $*"; }
 # A stopped or deadlocked daemon still accepts connections on its socket: a query without a time limit would wait for ever.
 answers() { timeout 10 "$CLI" query /1.0 >/dev/null 2>&1; }

@@ -21,13 +21,7 @@ NETWORK="${LXD_NETWORK:-hdbr0}"
 SUBNET="${LXD_SUBNET:-10.251.0.1/24}"
 ADDRESS="${LXD_ADDRESS:-127.0.0.1:8443}"
 EGRESS="${MACHINE_EGRESS:-internet}"
-ENGINE="${LXD_ENGINE:-lxd}"
-case "$ENGINE" in
-  lxd) CLI=lxc ENGINE_DIR="${LXD_DIR:-/var/lib/lxd}" ;;
-  incus) CLI=incus ENGINE_DIR="${INCUS_DIR:-/var/lib/incus}" ;;
-  *) echo "LXD_ENGINE must be lxd or incus, not $ENGINE" >&2; exit 2 ;;
-esac
-export LXD_ENGINE="$ENGINE"
+. "$here/engine.sh"
 step() { echo "LXD: $*"; }
 # `lxc … create …` for an object a `show` just reported missing. On a busy host that show once failed for an object
 # that existed, and the create's "already exists" stopped a server's start: that answer means done.
@@ -69,11 +63,9 @@ for f in /etc/subuid /etc/subgid; do
   fi
 done
 # The daemon by its command line (scripts/lxd/daemon.sh): `pkill -x lxd` would kill every instance's monitor too.
-daemon_cmd="lxd --group lxd --logfile=/var/log/lxd/lxd.log"
-[ "$ENGINE" = incus ] && daemon_cmd="/usr/libexec/incus/incusd --group incus-admin --logfile=/var/log/incus/incusd.log"
-if [ -n "$ids_changed" ] && pgrep -x -f -- "$daemon_cmd" >/dev/null; then
+if [ -n "$ids_changed" ] && pgrep -x -f -- "$DAEMON_CMD" >/dev/null; then
   step "restarting the LXD daemon for the new id range (instances keep running)"
-  pkill -TERM -x -f -- "$daemon_cmd"; for _ in $(seq 1 100); do pgrep -x -f -- "$daemon_cmd" >/dev/null || break; sleep 0.1; done
+  pkill -TERM -x -f -- "$DAEMON_CMD"; for _ in $(seq 1 100); do pgrep -x -f -- "$DAEMON_CMD" >/dev/null || break; sleep 0.1; done
 fi
 
 # lxcfs gives each desktop its own /proc/meminfo, cpuinfo and uptime; LXD looks for it when it starts.
@@ -131,13 +123,9 @@ step "desktop image"
 mkdir -p "$DATA_DIR/lxd"
 # On Incus the desktops share one copy of the image's /usr on the host (read-only; LXD 5.0 refuses a restricted
 # project any host path once it allows one, its pool volumes included: docs/benchmarks.md).
-usr_root="${SHARED_USR_DIR:-/var/lib/hyperdesk/usr}"
 rm -f "$DATA_DIR/lxd/usr"
-if [ "$ENGINE" = incus ]; then
-  LXC="$CLI" IMAGE_ALIAS_OUT="$DATA_DIR/lxd/image" SHARED_USR_DIR="$usr_root" SHARED_USR_OUT="$DATA_DIR/lxd/usr" sh "$here/../../machine-image/build.sh"
-else
-  LXC="$CLI" IMAGE_ALIAS_OUT="$DATA_DIR/lxd/image" sh "$here/../../machine-image/build.sh"
-fi
+usr_out=""; [ "$ENGINE" = incus ] && usr_out="$DATA_DIR/lxd/usr"
+LXC="$CLI" IMAGE_ALIAS_OUT="$DATA_DIR/lxd/image" SHARED_USR_OUT="$usr_out" sh "$here/../../machine-image/build.sh"
 # LXD_HOST_ONLY=1: what every deployment on this host shares is ready (npm test prepares it ahead of its tests).
 [ -n "${LXD_HOST_ONLY:-}" ] && { step "ready (the host only: no project)"; exit 0; }
 
@@ -152,7 +140,8 @@ if ! $CLI project show "$PROJECT" >/dev/null 2>&1; then
     -c restricted.devices.gpu=allow -c restricted.cluster.target=allow -c user.hyperdesk.data_dir="$DATA_DIR"
 fi
 # Disks: the project's own pool volumes; on Incus also the shared /usr, the only host path (Incus checks the prefix).
-if [ "$ENGINE" = incus ]; then
+if [ -n "$usr_out" ]; then
+  usr_root="$(dirname "$(cat "$usr_out")")"
   [ "$($CLI project get "$PROJECT" restricted.devices.disk.paths)" = "$usr_root" ] || $CLI project set "$PROJECT" restricted.devices.disk.paths="$usr_root"
   [ "$($CLI project get "$PROJECT" restricted.devices.disk)" = allow ] || $CLI project set "$PROJECT" restricted.devices.disk=allow
 fi

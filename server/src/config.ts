@@ -7,6 +7,8 @@ import { createHash } from 'node:crypto';
 const csvKinds = <T extends [string, ...string[]]>(values: T) => z.enum(values);
 
 /** Every setting the server reads, parsed once at boot (design §4). */
+const ABSOLUTE_PATH = /^\/[A-Za-z0-9._/-]+$/;
+
 const Env = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default('0.0.0.0'),
@@ -37,7 +39,7 @@ const Env = z.object({
    * A host directory with the image's /usr, mounted read-only over each new desktop's; unset: LXD_CERT_DIR/usr, which
    * host-setup.sh leaves on Incus for the image it built (none with LXD_IMAGE: that image keeps its own /usr).
    */
-  LXD_SHARED_USR: z.string().regex(/^\/[A-Za-z0-9._/-]+$/, 'an absolute path').optional(),
+  LXD_SHARED_USR: z.string().regex(ABSOLUTE_PATH, 'an absolute path').optional(),
   /** Per-machine CPU cores and root disk of LXD desktops (the home's quota is MACHINE_DISK_MB). */
   MACHINE_CPUS: z.coerce.number().int().min(1).default(2),
   MACHINE_ROOT_MB: z.coerce.number().int().min(1024).default(8192),
@@ -134,27 +136,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir,
     lxdProject: c.LXD_PROJECT ?? lxdProjectFor(dataDir),
     lxdCertDir,
-    lxdImage: c.LXD_IMAGE ?? builtImage(lxdCertDir) ?? 'hyperdesk-desktop',
-    // The shared /usr is the built image's: an image of the operator's own (LXD_IMAGE) keeps its own /usr.
-    lxdSharedUsr: c.LXD_SHARED_USR ?? (c.LXD_IMAGE ? null : sharedUsr(lxdCertDir)),
+    // The image alias host-setup.sh built for this checkout's recipe (machine-image/build.sh), and on Incus the copy
+    // of that image's /usr it left for the desktops to share: an image of the operator's own keeps its own /usr.
+    lxdImage: c.LXD_IMAGE ?? leftBySetup(lxdCertDir, 'image', /^[a-z0-9][a-z0-9-]{0,63}$/) ?? 'hyperdesk-desktop',
+    lxdSharedUsr: c.LXD_SHARED_USR ?? (c.LXD_IMAGE ? null : leftBySetup(lxdCertDir, 'usr', ABSOLUTE_PATH)),
   };
 }
 
-/** The image's /usr that host-setup.sh left on the host for the desktops to share (Incus only), if any. */
-function sharedUsr(certDir: string): string | null {
+/** A setting scripts/lxd/host-setup.sh left in a file of the certificates' directory, if it is there and well-formed. */
+function leftBySetup(certDir: string, file: string, form: RegExp): string | null {
   try {
-    const dir = readFileSync(path.join(certDir, 'usr'), 'utf8').trim();
-    return /^\/[A-Za-z0-9._/-]+$/.test(dir) ? dir : null;
-  } catch {
-    return null;
-  }
-}
-
-/** The image alias scripts/lxd/host-setup.sh built for this checkout's recipe (machine-image/build.sh), if any. */
-function builtImage(certDir: string): string | null {
-  try {
-    const alias = readFileSync(path.join(certDir, 'image'), 'utf8').trim();
-    return /^[a-z0-9][a-z0-9-]{0,63}$/.test(alias) ? alias : null;
+    const value = readFileSync(path.join(certDir, file), 'utf8').trim();
+    return form.test(value) ? value : null;
   } catch {
     return null;
   }

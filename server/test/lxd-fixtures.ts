@@ -13,17 +13,20 @@ const SETUP = path.join(import.meta.dirname, '../../scripts/lxd/host-setup.sh');
 /** The container engine a deployment runs on: its CLI, host-setup's settings for it, the desktops' bridge. */
 export interface Engine {
   cli: 'lxc' | 'incus';
+  /** The daemon's directory (its instances' monitors name it). */
+  dir: string;
   setupEnv: Record<string, string>;
   network: string;
 }
 /** Debian's LXD 5.0, what npm start prepares by default. */
-export const LXD: Engine = { cli: 'lxc', setupEnv: {}, network: 'hdbr0' };
+export const LXD: Engine = { cli: 'lxc', dir: '/var/lib/lxd', setupEnv: {}, network: 'hdbr0' };
 /**
  * Incus 6 (bookworm-backports), beside this host's LXD: a bridge, subnet and API port of its own. (One engine per
  * host in production: both allocate their containers' ids from root's one subordinate range.)
  */
 export const INCUS: Engine = {
   cli: 'incus',
+  dir: '/var/lib/incus',
   setupEnv: { LXD_ENGINE: 'incus', LXD_NETWORK: 'hdinc0', LXD_SUBNET: '10.252.0.1/24', LXD_ADDRESS: '127.0.0.1:8444' },
   network: 'hdinc0',
 };
