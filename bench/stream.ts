@@ -340,7 +340,7 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
     `refresh ${span(page.refresh)}`,
     `own ticket ${span(page.ticket)}`,
     `socket with ${whose} ticket`,
-    ...['ask', 'handed', 'socket', 'open', 'agent reached', 'offer came', 'offer', 'answer', 'connected'].filter((k) => marks[k] !== undefined).map((k) => `${k} ${fmtMs(marks[k]!)}`),
+    ...['ask', 'handed', 'socket', 'open', 'agent reached', 'offer came', 'offer', 'answer', 'ice', 'connected'].filter((k) => marks[k] !== undefined).map((k) => `${k} ${fmtMs(marks[k]!)}`),
   ];
   let agentSide = '';
   if (transport === 'webrtc') {

@@ -18,6 +18,8 @@ export const OBSERVE = String.raw`(() => {
       super(...a);
       hd.pcs.push(this);
       this.addEventListener('connectionstatechange', () => { if (this.connectionState === 'connected') mark('connected'); });
+      // ICE's own connected (a pair answered): from there to 'connected' is the DTLS handshake.
+      this.addEventListener('iceconnectionstatechange', () => { if (this.iceConnectionState === 'connected') mark('ice'); });
       // The agent's stage timing ({"t":"timing",...} every 2 s on the input channel; the app ignores it).
       this.addEventListener('datachannel', (e) => e.channel.addEventListener('message', (m) => {
         try {
