@@ -35,9 +35,10 @@ done
 export DISPLAY=:0 XAUTHORITY="$R/xauth"
 # The streaming agent, beside the desktop (same IPC namespace: X's MIT-SHM capture works), started as soon as X is
 # up: its DTLS certificate and plugins are ready by the time a viewer comes (a viewer's offer waited for them when it
-# started after VNC and the sound server). It looks for the sound server again for each viewer.
+# started after VNC and the sound server). It looks for the sound server again for each viewer. Its DTLS key is kept in
+# the home from one start to the next (server/agent/dtlskey.py): making it took a quarter of a desktop's start CPU.
 python3 /opt/hyperdesk-agent/agent.py --display :0 --xauthority "$R/xauth" --socket "$R/agent.sock" --screen $SCREEN \
-  --pulse-server "unix:$R/pulse/native" 2>>/tmp/agent.log &
+  --pulse-server "unix:$R/pulse/native" --dtls-key "$HOME/.local/state/hyperdesk/dtls-key.pem" 2>>/tmp/agent.log &
 n=0
 until [ -S "$R/vnc.sock" ] || [ "$n" -gt 200 ]; do kill -0 "$xpid" 2>/dev/null || exit 3; n=$((n+1)); read -t 0.05 -u 9; done
 mkdir -p -m 700 "$R/pulse" /tmp/xdg && chmod 700 /tmp/xdg

@@ -24,6 +24,7 @@ gi.require_version('GstSdp', '1.0')
 from gi.repository import GLib, Gst, GstSdp, GstWebRTC  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dtlskey  # noqa: E402
 import guard  # noqa: E402
 from peer import Peer  # noqa: E402
 from xinput import XInput  # noqa: E402
@@ -54,23 +55,26 @@ def probe_encoders():
     return 'x264enc'
 
 
-def prewarm():
+def prewarm(dtls_key):
     """Makes the DTLS certificate and loads the plugins a viewer's pipeline needs now, while the desktop starts, not
-    when the first viewer comes. The certificate first, on its own thread: it is the slow part (an RSA key, up to
-    1.5 s on a busy host), and a viewer's offer waits for it."""
-    threading.Thread(target=make_dtls_certificate, daemon=True).start()
+    when the first viewer comes. The certificate first, on its own thread: its RSA key, when it must be made (up to
+    1.5 s on a busy host), is the slow part, and a viewer's offer waits for it."""
+    threading.Thread(target=make_dtls_certificate, args=(dtls_key,), daemon=True).start()
     for name in ('ximagesrc', 'videoconvert', 'x264enc', 'vp8enc', 'rtph264pay', 'rtpvp8pay', 'webrtcbin', 'nicesrc', 'dtlssrtpenc',
                  'opusenc', 'pulsesrc'):
         Gst.ElementFactory.make(name, None)
 
 
-def make_dtls_certificate():
-    """GStreamer's DTLS makes its certificate (an RSA key) when the process's first DTLS decoder is made, and keeps
-    it for the process's life: made here, beside the desktop's start, instead of inside the first viewer's
-    connection (a viewer that comes meanwhile waits for this one, never makes a second)."""
+def make_dtls_certificate(dtls_key):
+    """GStreamer's DTLS makes its certificate (and an RSA key) when the process's first DTLS decoder is made, and
+    keeps it for the process's life: made here, beside the desktop's start, instead of inside the first viewer's
+    connection (a viewer that comes meanwhile waits for this one, never makes a second). With --dtls-key the key is
+    the one the last start kept there (dtlskey.py)."""
     t0 = time.monotonic()
-    Gst.ElementFactory.make('dtlssrtpdec', None)
-    log('DTLS certificate made in %.0f ms' % ((time.monotonic() - t0) * 1000))
+    def make():
+        Gst.ElementFactory.make('dtlssrtpdec', None)
+    key = dtlskey.with_kept_key(dtls_key, make, log) if dtls_key else 'new'
+    log('DTLS certificate made in %.0f ms (%s key)' % ((time.monotonic() - t0) * 1000, key))
 
 
 def probe_pulse(server):
@@ -231,6 +235,7 @@ def main():
     ap.add_argument('--socket', required=True)
     ap.add_argument('--pulse-server', default='')
     ap.add_argument('--screen', default='1920x1080', help="the desktop's full size, the most the viewer's tab can ask for")
+    ap.add_argument('--dtls-key', default='', help='a file to keep the DTLS key in from one start to the next')
     args = ap.parse_args()
     os.environ['DISPLAY'] = args.display
     if args.xauthority:
@@ -239,7 +244,7 @@ def main():
     # the encoders are probed waits in the backlog (its messages are handled once the main loop runs).
     srv = listen(args.socket)
     Gst.init(None)
-    prewarm()
+    prewarm(args.dtls_key)
     agent = Agent(args)
     threading.Thread(target=agent.serve, args=(srv,), daemon=True).start()
     GLib.MainLoop().run()
