@@ -92,6 +92,9 @@ chroot "$r" python3 -m compileall -q /opt/hyperdesk-agent >/dev/null
 # The panel without its launcher (it offered only tint2's own settings tool): looking up the launcher's icons with no
 # icon cache in a new home cost 0.3 s of CPU at its first start.
 sed -e '/^launcher_item_app/d' -e '/^panel_items/s/L//' "$r/etc/xdg/tint2/tint2rc" > "$r/opt/hyperdesk/tint2rc"
+# Openbox's own configuration, but the demo and the file manager never take the focus from the terminal.
+sed 's#</applications>#<application title="glxgears"><focus>no</focus></application><application name="pcmanfm"><focus>no</focus></application></applications>#' \
+  "$r/etc/xdg/openbox/rc.xml" > "$r/opt/hyperdesk/openbox.xml"
 if [ -n "$need_usr" ]; then
   mkdir -p "$usr_root" && rm -rf "$usr_dir.tmp" && cp -a "$r/usr" "$usr_dir.tmp" && mv "$usr_dir.tmp" "$usr_dir"
   echo "  shared /usr at $usr_dir: $(du -sh "$usr_dir" | cut -f1)"

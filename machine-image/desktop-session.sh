@@ -9,7 +9,8 @@ exec >/dev/null 2>&1
 R=/run/hyperdesk
 SCREEN=1920x1080
 cd "$HOME"
-NAME=$(cat "$R/name" 2>/dev/null)
+NAME=
+IFS= read -r NAME < "$R/name" 2>/dev/null
 NAME=${NAME:-Hyperdesk}
 rm -f "$R/vnc.sock" "$R/agent.sock" "$R/xauth" /tmp/.X0-lock /tmp/.X11-unix/X0
 xauth -q -f "$R/xauth" add :0 . "$(mcookie)"
@@ -47,15 +48,17 @@ XDG_RUNTIME_DIR=/tmp/xdg pulseaudio --daemonize=no --exit-idle-time=-1 -n --use-
   --load="module-null-sink sink_name=desktop" --load=module-always-sink &
 export PULSE_SERVER="unix:$R/pulse/native"
 xsetroot -solid '#1e293b' -name "$NAME"
-sed 's#</applications>#<application title="glxgears"><focus>no</focus></application><application name="pcmanfm"><focus>no</focus></application></applications>#' \
-  /etc/xdg/openbox/rc.xml > "$R/openbox.xml" && obcfg=(--config-file "$R/openbox.xml") || obcfg=()
-openbox "${obcfg[@]}" &
+openbox --config-file /opt/hyperdesk/openbox.xml &
 tint2 -c /opt/hyperdesk/tint2rc &
 # The file manager asks for no position: mapped before openbox manages the screen (a busy host can run it first) it
 # stays where X put it, in the top-left corner over the terminal. It waits (at most 3 s) until openbox has announced
-# itself on the root window (EWMH's supporting-WM check), which places it.
-n=0
-until xprop -root _NET_SUPPORTING_WM_CHECK 2>/dev/null | grep -q 'window id' || [ "$n" -gt 60 ]; do n=$((n+1)); read -t 0.05 -u 9; done
+# itself on the root window (EWMH's supporting-WM check), which places it: one xprop that prints the property and
+# then each change of it (it was an xprop and a grep every 50 ms, the more of them the busier the host).
+exec 7< <(exec xprop -root -spy _NET_SUPPORTING_WM_CHECK 2>/dev/null)
+spy=$!
+t0=$SECONDS
+until [ $((SECONDS - t0)) -ge 3 ] || ! IFS= read -r -t 3 -u 7 line; do case $line in *'window id'*) break ;; esac; done
+kill "$spy" 2>/dev/null; exec 7<&-
 pcmanfm "$HOME" &
 # Ctrl+V and Ctrl+Shift+V paste the clipboard in the terminal as in the browser (the connect tab sends the local
 # clipboard first, then the key); Shift+Insert pastes the primary selection, which the agent sets to the same text.

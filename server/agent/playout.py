@@ -10,7 +10,6 @@ reserves the 3 bytes (and offers the extmap), and a probe on its src pad, in C t
 holds the packet, so it stays writable), writes min/max into each packet in place.
 """
 import ctypes
-import ctypes.util
 
 import gi
 
@@ -19,8 +18,9 @@ from gi.repository import GstRtp  # noqa: E402
 
 URI = 'http://www.webrtc.org/experiments/rtp-hdrext/playout-delay'
 
-_gst = ctypes.CDLL(ctypes.util.find_library('gstreamer-1.0') or 'libgstreamer-1.0.so.0')
-_rtp = ctypes.CDLL(ctypes.util.find_library('gstrtp-1.0') or 'libgstrtp-1.0.so.0')
+# By soname: ctypes.util.find_library runs `ldconfig -p` in a child process, 7 of them at each desktop's start.
+_gst = ctypes.CDLL('libgstreamer-1.0.so.0')
+_rtp = ctypes.CDLL('libgstrtp-1.0.so.0')
 _P = ctypes.c_void_p
 _PROBE = ctypes.CFUNCTYPE(ctypes.c_int, _P, _P, _P)
 _gst.gst_pad_add_probe.argtypes = [_P, ctypes.c_int, _PROBE, _P, _P]

@@ -1,10 +1,10 @@
 """Synthetic input on the desktop's X server through XTest (libXtst via ctypes: no extra Python package)."""
 import ctypes
-import ctypes.util
 import threading
 
-_x11 = ctypes.CDLL(ctypes.util.find_library('X11') or 'libX11.so.6')
-_xtst = ctypes.CDLL(ctypes.util.find_library('Xtst') or 'libXtst.so.6')
+# By soname: ctypes.util.find_library runs `ldconfig -p` in a child process, 7 of them at each desktop's start.
+_x11 = ctypes.CDLL('libX11.so.6')
+_xtst = ctypes.CDLL('libXtst.so.6')
 _x11.XOpenDisplay.restype = ctypes.c_void_p
 _x11.XOpenDisplay.argtypes = [ctypes.c_char_p]
 _x11.XKeysymToKeycode.argtypes = [ctypes.c_void_p, ctypes.c_ulong]

@@ -6,13 +6,13 @@ unused modes when it disconnects). So the agent makes its modes on one connectio
 puts the desktop back to full size when the viewer leaves (VNC and the next viewer start from there).
 """
 import ctypes
-import ctypes.util
 import threading
 
 import xwindows
 
-_x11 = ctypes.CDLL(ctypes.util.find_library('X11') or 'libX11.so.6')
-_xrr = ctypes.CDLL(ctypes.util.find_library('Xrandr') or 'libXrandr.so.2')
+# By soname: ctypes.util.find_library runs `ldconfig -p` in a child process, 7 of them at each desktop's start.
+_x11 = ctypes.CDLL('libX11.so.6')
+_xrr = ctypes.CDLL('libXrandr.so.2')
 
 MIN_W, MIN_H = 640, 400
 

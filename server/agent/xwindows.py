@@ -8,9 +8,9 @@ panel) and desktop windows are not touched. The request goes to openbox after th
 openbox handles the new size first.
 """
 import ctypes
-import ctypes.util
 
-_x11 = ctypes.CDLL(ctypes.util.find_library('X11') or 'libX11.so.6')
+# By soname: ctypes.util.find_library runs `ldconfig -p` in a child process, 7 of them at each desktop's start.
+_x11 = ctypes.CDLL('libX11.so.6')
 _P = ctypes.c_void_p
 _ID = ctypes.c_ulong
 _x11.XInternAtom.restype = _ID
