@@ -12,7 +12,7 @@ cd "$HOME"
 NAME=
 IFS= read -r NAME < "$R/name" 2>/dev/null
 NAME=${NAME:-Hyperdesk}
-rm -f "$R/vnc.sock" "$R/agent.sock" "$R/xauth" /tmp/.X0-lock /tmp/.X11-unix/X0
+rm -f "$R/vnc.sock" "$R/agent.sock" "$R/xauth" "$R/wm-ready" /tmp/.X0-lock /tmp/.X11-unix/X0
 xauth -q -f "$R/xauth" add :0 . "$(mcookie)"
 # VNC only on the Unix socket (-rfbport -1: no TCP port, not even inside the instance), without a password (the
 # socket is this user's, reached only through LXD's exec API), every viewer shared (the wall's input connection beside
@@ -48,17 +48,14 @@ XDG_RUNTIME_DIR=/tmp/xdg pulseaudio --daemonize=no --exit-idle-time=-1 -n --use-
   --load="module-null-sink sink_name=desktop" --load=module-always-sink &
 export PULSE_SERVER="unix:$R/pulse/native"
 xsetroot -solid '#1e293b' -name "$NAME"
-openbox --config-file /opt/hyperdesk/openbox.xml &
+openbox --config-file /opt/hyperdesk/openbox.xml --startup "touch $R/wm-ready" &
 tint2 -c /opt/hyperdesk/tint2rc &
 # The file manager asks for no position: mapped before openbox manages the screen (a busy host can run it first) it
-# stays where X put it, in the top-left corner over the terminal. It waits (at most 3 s) until openbox has announced
-# itself on the root window (EWMH's supporting-WM check), which places it: one xprop that prints the property and
-# then each change of it (it was an xprop and a grep every 50 ms, the more of them the busier the host).
-exec 7< <(exec xprop -root -spy _NET_SUPPORTING_WM_CHECK 2>/dev/null)
-spy=$!
-t0=$SECONDS
-until [ $((SECONDS - t0)) -ge 3 ] || ! IFS= read -r -t 3 -u 7 line; do case $line in *'window id'*) break ;; esac; done
-kill "$spy" 2>/dev/null; exec 7<&-
+# stays where X put it, in the top-left corner over the terminal. It waits (at most 3 s) until openbox has started,
+# which places it: openbox's startup command makes a file (it was an xprop and a grep every 50 ms, the more of them
+# the busier the host; `xprop -spy` into a pipe holds its output until it exits).
+n=0
+until [ -e "$R/wm-ready" ] || [ "$n" -ge 150 ]; do n=$((n+1)); read -t 0.02 -u 9; done
 pcmanfm "$HOME" &
 # Ctrl+V and Ctrl+Shift+V paste the clipboard in the terminal as in the browser (the connect tab sends the local
 # clipboard first, then the key); Shift+Insert pastes the primary selection, which the agent sets to the same text.
@@ -67,12 +64,25 @@ xterm -title "$NAME" -fa 'DejaVu Sans Mono' -fs 11 -geometry 100x30+48+64 \
 ( read -t 1 -u 9; LIBGL_ALWAYS_SOFTWARE=1 exec nice -n 19 glxgears -geometry 320x320+1360+64 ) &
 gpid=$!
 gcpu=0
-# The demo's first frames take 10 ticks (0.1 s) of its CPU: its window showed the gears after 5 (Mesa's llvmpipe,
-# 320x320, on a 2-core Xeon). It ran to 30 before: a third of the CPU a desktop's start takes (0.9 s), 40 times over in a class.
+# The demo pauses once it has drawn its first frames: its window is on the screen and it has had 5 more ticks of CPU
+# (its window showed the gears after 5 ticks on a 2-core Xeon, but was not yet mapped after 10 on a 2-core EPYC VM,
+# where Mesa's llvmpipe takes longer to start). One look (xdotool) each time its CPU passes the next threshold, and
+# at most 1 s of its CPU in all: it ran to 30 ticks before, a third of a desktop's start, 40 times over in a class.
 FIRST_FRAMES_TICKS=10
+gnext=$FIRST_FRAMES_TICKS
+gmapped=0
 cpu_of() { local s; read -r s < "/proc/$1/stat" 2>/dev/null || return 1; s=${s##*) }; set -- $s; gcpu=$(( ${12} + ${13} )); }
+drew_first_frames() {
+  cpu_of "$gpid" || return 0
+  [ "$gcpu" -ge 100 ] && return 0
+  [ "$gcpu" -ge "$gnext" ] || return 1
+  [ "$gmapped" = 1 ] && return 0
+  gnext=$((gcpu + 5))
+  xdotool search --onlyvisible --name '^glxgears$' >/dev/null 2>&1 && gmapped=1
+  return 1
+}
 n=0
-while [ "$n" -lt 50 ] && { ! cpu_of "$gpid" || [ "$gcpu" -lt "$FIRST_FRAMES_TICKS" ]; }; do n=$((n+1)); read -t 0.1 -u 9; done
+while [ "$n" -lt 50 ] && ! drew_first_frames; do n=$((n+1)); read -t 0.1 -u 9; done
 # Whether a viewer is connected: an accepted connection (state 03) on the VNC or the agent socket. Nobody watching,
 # the demo stays paused and the loop wakes once a second: 40 desktops of a class waiting for their students
 # otherwise drew their demos all the time (half of a 2-core host) while the students connected.
@@ -85,7 +95,6 @@ watched() {
 }
 # The demo runs, throttled, until it has drawn its first frames (or it has gone): on a busy
 # host its first 5 s above may not have been enough to map its window. The loop's first pass checks it.
-drew_first_frames() { ! cpu_of "$gpid" || [ "$gcpu" -ge "$FIRST_FRAMES_TICKS" ]; }
 tick=0; seen=0; warm=0
 while kill -0 "$xpid" 2>/dev/null; do
   tick=$((tick+1))

@@ -12,7 +12,7 @@ mounted() { local dev mnt rest; while read -r dev mnt rest; do [ "$mnt" = "$1" ]
 mounted /run || mount -t tmpfs -o mode=0755,nosuid,nodev,size=64m tmpfs /run
 mounted /tmp || mount -t tmpfs -o mode=1777,nosuid,nodev,size=1g tmpfs /tmp
 mounted /dev/shm || { mkdir -p /dev/shm && mount -t tmpfs -o mode=1777,nosuid,nodev,size=512m tmpfs /dev/shm; }
-echo hyperdesk > /proc/sys/kernel/hostname
+hostname hyperdesk  # /proc/sys/kernel/hostname is not writable here: its owner is the host's root
 ip link set lo up
 ( ip link set eth0 up 2>/dev/null && exec busybox udhcpc -i eth0 -f -S -s /opt/hyperdesk/udhcpc.sh ) >/dev/null 2>&1 &
 install -d -m 0700 -o user -g user /run/hyperdesk
