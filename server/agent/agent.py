@@ -71,10 +71,16 @@ def make_dtls_certificate(dtls_key):
     connection (a viewer that comes meanwhile waits for this one, never makes a second). With --dtls-key the key is
     the one the last start kept there (dtlskey.py)."""
     t0 = time.monotonic()
-    def make():
-        Gst.ElementFactory.make('dtlssrtpdec', None)
-    key = dtlskey.with_kept_key(dtls_key, make, log) if dtls_key else 'new'
+    if dtls_key:
+        key = dtlskey.with_kept_key(dtls_key, make_dtls_decoder, log)
+    else:
+        make_dtls_decoder()
+        key = 'new'
     log('DTLS certificate made in %.0f ms (%s key)' % ((time.monotonic() - t0) * 1000, key))
+
+
+def make_dtls_decoder():
+    Gst.ElementFactory.make('dtlssrtpdec', None)
 
 
 def probe_pulse(server):

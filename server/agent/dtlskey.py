@@ -49,6 +49,7 @@ _SIGNATURES = {
     'PEM_write_bio_RSAPrivateKey': (ctypes.c_int, [_p, _p, _p, _p, ctypes.c_int, _p, _p]),
 }
 _BIO_CTRL_INFO = 3
+_KEPT = []  # each hook's method and callback, for the process's life
 
 
 def _crypto():
@@ -168,8 +169,5 @@ def with_kept_key(path, make, log=lambda *a: None):
     finally:
         c.RSA_set_default_method(default)
     # The method stays allocated: an RSA object made meanwhile on another thread may still point at it.
-    with_kept_key.kept.append((method, callback))
+    _KEPT.append((method, callback))
     return outcome[0]
-
-
-with_kept_key.kept = []
