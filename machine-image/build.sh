@@ -7,9 +7,6 @@
 # Two layers, each cached under IMAGE_CACHE (default /var/cache/hyperdesk/images, outside the clone) and rebuilt
 # only when its recipe changes: the base (Debian bookworm and the packages in packages.txt: minutes) and the
 # desktop layer (its init, the session, the streaming agent: seconds). Prints what it does.
-# SHARED_USR_OUT: a file to write to the directory that holds a copy of this image's /usr on the host (under
-# SHARED_USR_DIR, /var/lib/hyperdesk/usr; one per recipe): Incus mounts it read-only over every desktop's /usr, so the
-# desktops share one copy of their programs and libraries in memory (host-setup.sh, LXD_ENGINE=incus).
 set -eu
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
@@ -20,15 +17,12 @@ base_hash="$(hash_of "$here/packages.txt" "$here/build-base.sh")"
 base="$cache/base-$base_hash.tar.zst"
 recipe="$( (echo "$base_hash"; cat "$here/build.sh" "$here/desktop-session.sh" "$here/init.sh" "$here/udhcpc.sh" "$repo"/server/agent/*.py) | sha256sum | cut -c1-16)"
 ALIAS="${IMAGE_ALIAS:-hyperdesk-desktop-$recipe}"
-usr_root="${SHARED_USR_DIR:-/var/lib/hyperdesk/usr}"
-usr_dir="$usr_root/$recipe"
 if [ -n "${IMAGE_PRINT_ALIAS:-}" ]; then echo "$ALIAS"; exit 0; fi
 mkdir -p "$cache"
 # One build at a time on this host (deployments started together would import the same recipe twice).
 exec 8>"$cache/.build.lock" && flock 8
 done_with() {
   [ -n "${IMAGE_ALIAS_OUT:-}" ] && printf '%s\n' "$ALIAS" > "$IMAGE_ALIAS_OUT"
-  [ -n "${SHARED_USR_OUT:-}" ] && printf '%s\n' "$usr_dir" > "$SHARED_USR_OUT"
   [ -n "${IMAGE_ALIAS:-}" ] && return 0
   # The recipes built or used last keep their images; the others go (desktops already created keep running).
   echo "$(date +%s) $ALIAS" >> "$cache/used" && tail -n 50 "$cache/used" > "$cache/used.tmp" && mv "$cache/used.tmp" "$cache/used"
@@ -36,23 +30,11 @@ done_with() {
   for a in $($LXC image alias list --format csv 2>/dev/null | cut -d, -f1 | grep '^hyperdesk-desktop-'); do
     printf '%s\n' "$keep" | grep -qx "$a" || { $LXC image delete "$a" >/dev/null 2>&1 && echo "  removed the older desktop image $a"; } || true
   done
-  [ -n "${SHARED_USR_OUT:-}" ] || return 0
-  # An older recipe's /usr goes once no desktop of any project mounts it (desktops keep the /usr of their image).
-  all="$($LXC query '/1.0/instances?all-projects=true&recursion=1' 2>/dev/null)" || return 0
-  mounted="$(printf '%s' "$all" | grep -o "$usr_root/[0-9a-f]*" | sort -u || true)"
-  for d in "$usr_root"/*; do
-    [ -d "$d" ] || continue
-    printf '%s\n' "$keep" | grep -qx "hyperdesk-desktop-${d##*/}" && continue
-    printf '%s\n' "$mounted" | grep -qx "$d" && continue
-    rm -rf "$d" && echo "  removed the older shared /usr ${d##*/}"
-  done
 }
 current="$($LXC image info "$ALIAS" 2>/dev/null | sed -n 's/^ *description: //p')"
 need_image=1
 [ "$current" = "Hyperdesk desktop $recipe" ] && need_image=""
-need_usr=""
-[ -n "${SHARED_USR_OUT:-}" ] && [ ! -d "$usr_dir" ] && need_usr=1
-if [ -z "$need_image" ] && [ -z "$need_usr" ]; then
+if [ -z "$need_image" ]; then
   echo "  desktop image $recipe is current"
   done_with
   exit 0
@@ -95,11 +77,6 @@ sed -e '/^launcher_item_app/d' -e '/^panel_items/s/L//' "$r/etc/xdg/tint2/tint2r
 # Openbox's own configuration, but the demo and the file manager never take the focus from the terminal.
 sed 's#</applications>#<application title="glxgears"><focus>no</focus></application><application name="pcmanfm"><focus>no</focus></application></applications>#' \
   "$r/etc/xdg/openbox/rc.xml" > "$r/opt/hyperdesk/openbox.xml"
-if [ -n "$need_usr" ]; then
-  mkdir -p "$usr_root" && rm -rf "$usr_dir.tmp" && cp -a "$r/usr" "$usr_dir.tmp" && mv "$usr_dir.tmp" "$usr_dir"
-  echo "  shared /usr at $usr_dir: $(du -sh "$usr_dir" | cut -f1)"
-fi
-[ -n "$need_image" ] || { done_with; exit 0; }
 cat > "$work/metadata.yaml" <<META
 architecture: $(uname -m)
 creation_date: $(date +%s)

@@ -121,11 +121,7 @@ $CLI network set "$NETWORK" security.acls=hd-desktops security.acls.default.egre
 
 step "desktop image"
 mkdir -p "$DATA_DIR/lxd"
-# On Incus the desktops share one copy of the image's /usr on the host (read-only; LXD 5.0 refuses a restricted
-# project any host path once it allows one, its pool volumes included: docs/benchmarks.md).
-rm -f "$DATA_DIR/lxd/usr"
-usr_out=""; [ "$ENGINE" = incus ] && usr_out="$DATA_DIR/lxd/usr"
-LXC="$CLI" IMAGE_ALIAS_OUT="$DATA_DIR/lxd/image" SHARED_USR_OUT="$usr_out" sh "$here/../../machine-image/build.sh"
+LXC="$CLI" IMAGE_ALIAS_OUT="$DATA_DIR/lxd/image" sh "$here/../../machine-image/build.sh"
 # LXD_HOST_ONLY=1: what every deployment on this host shares is ready (npm test prepares it ahead of its tests).
 [ -n "${LXD_HOST_ONLY:-}" ] && { step "ready (the host only: no project)"; exit 0; }
 
@@ -139,15 +135,54 @@ if ! $CLI project show "$PROJECT" >/dev/null 2>&1; then
     -c restricted.devices.unix-hotplug=block -c restricted.devices.usb=block -c restricted.devices.infiniband=block \
     -c restricted.devices.gpu=allow -c restricted.cluster.target=allow -c user.hyperdesk.data_dir="$DATA_DIR"
 fi
-# Disks: the project's own pool volumes; on Incus also the shared /usr, the only host path (Incus checks the prefix).
-if [ -n "$usr_out" ]; then
-  usr_root="$(dirname "$(cat "$usr_out")")"
-  [ "$($CLI project get "$PROJECT" restricted.devices.disk.paths)" = "$usr_root" ] || $CLI project set "$PROJECT" restricted.devices.disk.paths="$usr_root"
-  [ "$($CLI project get "$PROJECT" restricted.devices.disk)" = allow ] || $CLI project set "$PROJECT" restricted.devices.disk=allow
+# Disks: the project's own pool volumes only (Hyperdesk on Incus once also allowed a host path, for a shared /usr).
+[ "$($CLI project get "$PROJECT" restricted.devices.disk)" = managed ] || $CLI project set "$PROJECT" restricted.devices.disk=managed
+[ -z "$($CLI project get "$PROJECT" restricted.devices.disk.paths 2>/dev/null)" ] || $CLI project unset "$PROJECT" restricted.devices.disk.paths
+# That host path's copy goes once no desktop of any project mounts it.
+if [ -d /var/lib/hyperdesk/usr ] && all="$($CLI query '/1.0/instances?all-projects=true&recursion=1')" && ! printf '%s' "$all" | grep -q /var/lib/hyperdesk/usr/; then
+  rm -rf /var/lib/hyperdesk/usr
 fi
 # In a cluster the server chooses each desktop's member (free capacity, its home's member): LXD refuses a restricted
 # project's ?target= unless this allows it. Projects made before it get it here.
 [ "$($CLI project get "$PROJECT" restricted.cluster.target)" = allow ] || $CLI project set "$PROJECT" restricted.cluster.target=allow
+
+# The desktops' shared /usr: a volume of the project with the image's /usr, unmapped (its files are nobody's inside,
+# so neither a tenant nor a desktop's root can change them), mounted read-only over each new desktop's /usr: all the
+# desktops then share one copy of their programs and libraries in memory. Filled here, as root, on btrfs (a reflink
+# copy of the image's volume, well under a second) or dir pools; elsewhere the desktops keep their own /usr.
+share_usr() {
+  driver="$($CLI storage show "$POOL" | sed -n 's/^driver: //p')"
+  case "$driver" in btrfs|dir) ;; *) step "the desktops keep their own /usr (pool driver $driver)"; return 0 ;; esac
+  image="$(cat "$DATA_DIR/lxd/image")"
+  fp="$($CLI image info "$image" | sed -n 's/^Fingerprint: //p')" && [ -n "$fp" ] || return 1
+  vol="usr-$(printf %.16s "$fp")"
+  # $target: nothing, or --target=<this member> (in a cluster a local pool's volumes are per member)
+  target=""; $CLI cluster list >/dev/null 2>&1 && target="--target=$($CLI info | sed -n 's/^ *server_name: //p' | head -n1)"
+  if [ "$($CLI storage volume get "$POOL" "$vol" user.hyperdesk.ready --project "$PROJECT" $target 2>/dev/null)" != true ]; then
+    step "the desktops' shared /usr (volume $vol)"
+    $CLI storage volume delete "$POOL" "$vol" --project "$PROJECT" $target >/dev/null 2>&1 || true
+    $CLI storage volume create "$POOL" "$vol" --project "$PROJECT" $target security.unmapped=true >/dev/null || return 1
+    src="$ENGINE_DIR/storage-pools/$POOL/images/$fp/rootfs/usr" seed=""
+    if [ ! -d "$src" ]; then
+      # No image volume on this pool yet (or a dir pool): a new instance of the image holds the same files.
+      seed="hd-usr-seed-$(printf %.16s "$fp")"
+      $CLI delete --force "$seed" --project "$PROJECT" >/dev/null 2>&1 || true
+      $CLI init "$image" "$seed" --project "$PROJECT" $target --no-profiles -s "$POOL" -c security.idmap.isolated=true >/dev/null || return 1
+      src="$ENGINE_DIR/storage-pools/$POOL/containers/${PROJECT}_$seed/rootfs/usr"
+    fi
+    cp -a "$src/." "$ENGINE_DIR/storage-pools/$POOL/custom/${PROJECT}_$vol/" || return 1
+    [ -z "$seed" ] || $CLI delete "$seed" --project "$PROJECT" >/dev/null || return 1
+    $CLI storage volume set "$POOL" "$vol" user.hyperdesk.ready=true --project "$PROJECT" $target || return 1
+  fi
+  printf '%s\n' "$vol" > "$DATA_DIR/lxd/usr-volume"
+  # An older image's /usr goes once no desktop uses it (a desktop keeps the /usr of its image until it is reset).
+  for old in $($CLI storage volume list "$POOL" --project "$PROJECT" $target --format csv | awk -F, -v v="$vol" '$1 == "custom" && $2 ~ /^usr-/ && $2 != v && $5 == 0 {print $2}'); do
+    $CLI storage volume delete "$POOL" "$old" --project "$PROJECT" $target >/dev/null 2>&1 && step "removed the older shared /usr $old"
+  done
+  return 0
+}
+rm -f "$DATA_DIR/lxd/usr" "$DATA_DIR/lxd/usr-volume"
+share_usr || step "the desktops keep their own /usr (the shared one could not be made; see above)"
 
 # The server's unprivileged user, owner of the data dir; and the certificate LXD trusts for this project only.
 id "$USER_NAME" >/dev/null 2>&1 || useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$USER_NAME"

@@ -7,7 +7,8 @@ import { createHash } from 'node:crypto';
 const csvKinds = <T extends [string, ...string[]]>(values: T) => z.enum(values);
 
 /** Every setting the server reads, parsed once at boot (design §4). */
-const ABSOLUTE_PATH = /^\/[A-Za-z0-9._/-]+$/;
+/** An LXD storage volume's name as host-setup.sh makes them (usr-<image fingerprint>). */
+const VOLUME_NAME = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 const Env = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -36,10 +37,10 @@ const Env = z.object({
   /** The desktop image's alias; unset: the one host-setup.sh built for this checkout (LXD_CERT_DIR/image). */
   LXD_IMAGE: z.string().optional(),
   /**
-   * A host directory with the image's /usr, mounted read-only over each new desktop's; unset: LXD_CERT_DIR/usr, which
-   * host-setup.sh leaves on Incus for the image it built (none with LXD_IMAGE: that image keeps its own /usr).
+   * The project's volume with the image's /usr, mounted read-only over each new desktop's; unset: the one host-setup.sh
+   * made for the image it built (LXD_CERT_DIR/usr-volume; none with LXD_IMAGE: that image keeps its own /usr).
    */
-  LXD_SHARED_USR: z.string().regex(ABSOLUTE_PATH, 'an absolute path').optional(),
+  LXD_USR_VOLUME: z.string().regex(VOLUME_NAME, 'a volume name (letters, digits and dashes)').optional(),
   /** Per-machine CPU cores and root disk of LXD desktops (the home's quota is MACHINE_DISK_MB). */
   MACHINE_CPUS: z.coerce.number().int().min(1).default(2),
   MACHINE_ROOT_MB: z.coerce.number().int().min(1024).default(8192),
@@ -110,7 +111,7 @@ function isAddressOrCidr(s: string): boolean {
   return Number(bits) <= (family === 4 ? 32 : 128);
 }
 
-export type Config = z.infer<typeof Env> & { publicUrl: string; dataDir: string; lxdProject: string; lxdCertDir: string; lxdImage: string; lxdSharedUsr: string | null };
+export type Config = z.infer<typeof Env> & { publicUrl: string; dataDir: string; lxdProject: string; lxdCertDir: string; lxdImage: string; lxdUsrVolume: string | null };
 
 /** The deployment's LXD project: named after its data dir, as scripts/lxd/host-setup.sh names it. */
 export const lxdProjectFor = (dataDir: string) => `hd-${createHash('sha256').update(dataDir).digest('hex').slice(0, 10)}`;
@@ -136,10 +137,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir,
     lxdProject: c.LXD_PROJECT ?? lxdProjectFor(dataDir),
     lxdCertDir,
-    // The image alias host-setup.sh built for this checkout's recipe (machine-image/build.sh), and on Incus the copy
-    // of that image's /usr it left for the desktops to share: an image of the operator's own keeps its own /usr.
+    // The image alias host-setup.sh built for this checkout's recipe (machine-image/build.sh), and the volume with that
+    // image's /usr it made for the desktops to share: an image of the operator's own keeps its own /usr.
     lxdImage: c.LXD_IMAGE ?? leftBySetup(lxdCertDir, 'image', /^[a-z0-9][a-z0-9-]{0,63}$/) ?? 'hyperdesk-desktop',
-    lxdSharedUsr: c.LXD_SHARED_USR ?? (c.LXD_IMAGE ? null : leftBySetup(lxdCertDir, 'usr', ABSOLUTE_PATH)),
+    lxdUsrVolume: c.LXD_USR_VOLUME ?? (c.LXD_IMAGE ? null : leftBySetup(lxdCertDir, 'usr-volume', VOLUME_NAME)),
   };
 }
 

@@ -32,6 +32,8 @@ describe('lxd provider on a two-member cluster', () => {
       pool: CLUSTER_POOL,
       network: CLUSTER_NETWORK,
       image: 'hyperdesk-desktop',
+      // No member has this volume (host-setup did not run on them): every desktop keeps its own /usr and still starts.
+      usrVolume: 'usr-on-no-member',
       limits: { cpus: 1, memoryMb: 512, pids: 300, diskMb: 100, rootMb: 4096 },
     });
     s = await startTestServer({ overrides: { machineProvider: provider } });

@@ -63,7 +63,7 @@ export async function lxdDeployment(
     pool: 'hyperdesk',
     network: engine.network,
     image: env.LXD_IMAGE!,
-    sharedUsr: env.LXD_SHARED_USR,
+    usrVolume: env.LXD_USR_VOLUME,
     limits: { cpus: 1, memoryMb: 1024, pids: 400, diskMb: 200, rootMb: 4096, ...limits },
   });
   const run = (args: string[], timeoutMs = 60_000) =>
@@ -96,8 +96,8 @@ export async function lxdDeployment(
 export async function prepareLxd(dataDir: string, engine: Engine = LXD): Promise<Record<string, string>> {
   await promisify(execFile)('sh', [SETUP], { env: { ...process.env, ...engine.setupEnv, DATA_DIR: dataDir }, timeout: 3_600_000, maxBuffer: 1 << 24 });
   const env = Object.fromEntries(readFileSync(path.join(dataDir, 'lxd', 'env'), 'utf8').trim().split('\n').map((l) => l.split('=') as [string, string]));
-  const usr = path.join(dataDir, 'lxd', 'usr');
-  return existsSync(usr) ? { ...env, LXD_SHARED_USR: readFileSync(usr, 'utf8').trim() } : env;
+  const usr = path.join(dataDir, 'lxd', 'usr-volume');
+  return existsSync(usr) ? { ...env, LXD_USR_VOLUME: readFileSync(usr, 'utf8').trim() } : env;
 }
 
 /**

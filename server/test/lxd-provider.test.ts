@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { instanceOf } from '../src/modules/machines/providers/lxd/provider';
 import { lxdDeployment, type LxdDeployment } from './lxd-fixtures';
@@ -49,6 +51,24 @@ describe('lxd machine provider', () => {
     expect((await d.provider.list()).sort()).toEqual([a.machineId, b.machineId].sort());
     expect((await d.shell(a.machineId, 'id -u; echo $HOME; touch ~/mine && echo ok')).out.trim().split('\n')).toEqual(['1000', '/home/user', 'ok']);
   }, 300_000);
+
+  it("the desktops share one read-only /usr, the project's volume of the image's: nobody's files that neither a tenant nor a desktop's root can change", async () => {
+    const vol = readFileSync(path.join(d.dataDir, 'lxd', 'usr-volume'), 'utf8').trim();
+    const onHost = statSync(`/var/lib/lxd/storage-pools/hyperdesk/custom/${d.project}_${vol}/bin/bash`);
+    // The same file (inode) in both desktops: one copy of every program and library in memory.
+    const look = 'stat -c "%i %u" /usr/bin/bash; touch /usr/bin/x 2>&1';
+    for (const id of [a.machineId, b.machineId]) {
+      const inside = await d.shell(id, look);
+      expect(inside.out).toContain(`${onHost.ino} 65534`);
+      expect(inside.out).toContain('Read-only file system');
+    }
+    const root = await d.rootShell(a.machineId, 'touch /usr/bin/x 2>&1; mount -o remount,rw /usr 2>&1; touch /usr/bin/x 2>&1; ls /usr/bin/x 2>&1');
+    expect(root).toContain('Read-only file system');
+    expect(root).toContain('No such file or directory');
+    // The project still allows no host path: the volume is one of its own.
+    const mount = d.lxd.send('PATCH', `/1.0/instances/${instanceOf(a.machineId)}`, { devices: { host: { type: 'disk', source: '/etc', path: '/mnt/host' } } });
+    await expect(mount).rejects.toThrow(/forbidden|not allowed/);
+  });
 
   it("a tenant's shell reaches neither another desktop, nor the host's services, nor private ranges or cloud metadata", async () => {
     const bIp = await ipOf(b.machineId);

@@ -17,7 +17,7 @@ export const MACHINE_PROVIDERS: Record<Config['MACHINE_PROVIDER'], Factory> = {
       pool: config.LXD_POOL,
       network: config.LXD_NETWORK,
       image: config.lxdImage,
-      sharedUsr: config.lxdSharedUsr ?? undefined,
+      usrVolume: config.lxdUsrVolume ?? undefined,
       log,
       limits: { cpus: config.MACHINE_CPUS, memoryMb: config.MACHINE_MEMORY_MB, pids: config.MACHINE_PIDS, diskMb: config.MACHINE_DISK_MB, rootMb: config.MACHINE_ROOT_MB },
     }),

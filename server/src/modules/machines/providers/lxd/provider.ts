@@ -18,10 +18,10 @@ export interface LxdProviderOptions {
   /** The desktop image's alias (machine-image/build.sh). */
   image: string;
   /**
-   * A host directory holding that image's /usr (Incus: host-setup.sh), mounted read-only over each new desktop's own:
-   * the desktops then share one copy of their programs in memory. A desktop keeps the one it was made with.
+   * The project's volume holding that image's /usr (host-setup.sh), mounted read-only over each new desktop's own: the
+   * desktops then share one copy of their programs in memory. A desktop keeps the one it was made with.
    */
-  sharedUsr?: string;
+  usrVolume?: string;
   limits: { cpus: number; memoryMb: number; pids: number; diskMb: number; rootMb: number };
   log?: { info(o: object, msg: string): void; warn(o: object, msg: string): void };
 }
@@ -241,6 +241,23 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
 
   const homeDevice = (volume: string) => ({ type: 'disk', pool: opts.pool, source: volume, path: '/home/user' });
 
+  /** The members whose shared /usr volume host-setup.sh has filled (it runs on each; a member without one is skipped). */
+  const usrReadyOn = new Set<string>();
+  /** The shared /usr for a new desktop on `target`, if that member has it; otherwise the desktop keeps its own. */
+  async function usrDevice(target: string): Promise<Record<string, Record<string, string>>> {
+    const source = opts.usrVolume;
+    if (!source) return {};
+    if (!usrReadyOn.has(target)) {
+      const vol = await lxd.get<{ config?: Record<string, string> }>(`/1.0/storage-pools/${opts.pool}/volumes/custom/${source}${at(target)}`).catch(() => null);
+      if (vol?.config?.['user.hyperdesk.ready'] !== 'true') {
+        opts.log?.warn({ volume: source, member: target || undefined }, 'no shared /usr there: the new desktop keeps its own');
+        return {};
+      }
+      usrReadyOn.add(target);
+    }
+    return { usr: { type: 'disk', pool: opts.pool, source, path: '/usr', readonly: 'true' } };
+  }
+
   async function create(name: string, machineName: string, homeKey: string, volume: string, target = ''): Promise<void> {
     await lxd.send('POST', `/1.0/instances${at(target)}`, {
       name,
@@ -248,7 +265,7 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
       profiles: (await wantsGpu()) ? [PROFILE, GPU_PROFILE] : [PROFILE],
       source: { type: 'image', alias: opts.image },
       config: { 'user.hyperdesk.name': machineName, 'user.hyperdesk.home': homeKey },
-      devices: { home: homeDevice(volume), ...(opts.sharedUsr ? { usr: { type: 'disk', source: opts.sharedUsr, path: '/usr', readonly: 'true' } } : {}) },
+      devices: { home: homeDevice(volume), ...(await usrDevice(target)) },
     });
   }
 
@@ -256,12 +273,17 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
   async function update(name: string, inst: InstanceInfo, machineName: string, homeKey: string, volume: string): Promise<void> {
     const config = { ...inst.config };
     delete config['user.hyperdesk.stop_reason'];
-    const same = inst.config['user.hyperdesk.name'] === machineName && inst.config['user.hyperdesk.home'] === homeKey && inst.devices.home?.source === volume && !inst.config['user.hyperdesk.stop_reason'];
+    // A /usr from a host path (how desktops on Incus shared it before the volume) is no longer allowed: the desktop
+    // goes back to its own, which is the same image's.
+    const hostUsr = !!inst.devices.usr && !inst.devices.usr.pool;
+    const same = inst.config['user.hyperdesk.name'] === machineName && inst.config['user.hyperdesk.home'] === homeKey && inst.devices.home?.source === volume && !inst.config['user.hyperdesk.stop_reason'] && !hostUsr;
     if (same) return;
     const keep = Object.fromEntries(Object.entries(config).filter(([k]) => !k.startsWith('volatile.') && !k.startsWith('image.')));
+    const devices: Record<string, Record<string, string>> = { ...inst.devices, home: homeDevice(volume) };
+    if (hostUsr) delete devices.usr;
     await lxd.send('PATCH', `/1.0/instances/${name}`, {
       config: { ...keep, 'user.hyperdesk.name': machineName, 'user.hyperdesk.home': homeKey, 'user.hyperdesk.stop_reason': '' },
-      devices: { ...inst.devices, home: homeDevice(volume) },
+      devices,
     });
   }
 
