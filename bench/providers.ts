@@ -7,7 +7,7 @@
  *   - 10 existing machines started together: until all are online;
  *   - Start All and Stop All of a 40-machine classroom (existing machines): until all online / all stopped;
  *   - memory per idle desktop: PSS of every process of the desktop (its container's processes and its
- *     `[lxc monitor]`).
+ *     `[lxc monitor]`), with the whole classroom running and settled.
  *
  *   npx tsx bench/providers.ts [runs (default 5)] [classroom size (default 40)]
  * Environment: START_CONCURRENCY (8, the reconciler's): starts in flight during Start All; POLL_MS (20): the wait
@@ -23,6 +23,7 @@ import type { MachineProvider } from '../server/src/modules/machines/providers/t
 import { inPool } from '../server/src/modules/machines/pool';
 import { vncHandshake } from '../server/test/machines-desktops';
 import { INCUS, LXD, lxdDeployment } from '../server/test/lxd-fixtures';
+import { cpuSnapshot, cpuSplit } from './cpu-split';
 import { fmtBytes, fmtMs, percentile } from './stats';
 
 const RUNS = Number(process.argv[2] ?? 5);
@@ -98,6 +99,25 @@ const online = async (s: Subject, id: string) => {
   return d.state === 'running' && !!d.endpoint && (await vncHandshake(d.endpoint, '127.0.0.1', 2000).then(() => true, () => false));
 };
 
+/**
+ * PSS of an idle desktop (the mean of 5), with all of the classroom running: once every desktop shows its content,
+ * looked at every 5 s until it moves less than 1% (at most a minute). Read 3 s after the last was online instead, it
+ * counted desktops still starting, whose shared files fewer desktops had mapped yet: 105 MiB where the settled figure
+ * was 92 (2026-11-29).
+ */
+async function idlePss(s: Subject, machines: { machineId: string; name: string }[]): Promise<number> {
+  for (const m of machines) await until('content', () => s.titles(m.machineId).includes(m.name));
+  const mean = () => machines.slice(0, 5).reduce((sum, m) => sum + s.pss(m.machineId), 0) / 5;
+  let last = mean();
+  for (let i = 0; i < 12; i++) {
+    await sleep(5000);
+    const now = mean();
+    if (Math.abs(now - last) < last * 0.01) return now;
+    last = now;
+  }
+  return last;
+}
+
 /** Starts an existing machine: ms to online and to content. */
 async function startOnce(s: Subject, m: { machineId: string; name: string }): Promise<{ online: number; content: number }> {
   const t0 = performance.now();
@@ -123,8 +143,7 @@ async function measure(s: Subject) {
   // Make every machine once (first start: the instance or user is created), then stop them all.
   await inPool(machines, START_CONCURRENCY, (m) => s.provider.start(m));
   for (const m of machines) await until('made', () => online(s, m.machineId));
-  await sleep(3000);
-  const pss = machines.slice(0, 5).map((m) => s.pss(m.machineId));
+  const pss = await idlePss(s, machines);
   await Promise.all(machines.map((m) => s.provider.stop(m.machineId)));
 
   const single: { online: number; content: number }[] = [];
@@ -139,6 +158,7 @@ async function measure(s: Subject) {
   await Promise.all(machines.slice(0, 10).map((m) => s.provider.stop(m.machineId)));
 
   // Start All: the reconciler starts START_CONCURRENCY (8) at a time and looks at each until it is online.
+  const cpuBefore = cpuSnapshot({ 'this bench (the provider)': process.pid });
   const tAll = performance.now();
   const calls: number[] = [];
   const onlineAt: number[] = [];
@@ -154,12 +174,15 @@ async function measure(s: Subject) {
     }),
   ]);
   const startAll = performance.now() - tAll;
+  const cpuOnline = cpuSnapshot({ 'this bench (the provider)': process.pid });
   console.log(`  Start All: start calls p50 ${fmtMs(percentile(calls, 50))} max ${fmtMs(Math.max(...calls))}; online p50 ${fmtMs(percentile(onlineAt, 50))}`);
+  console.log('  Start All until all online, where the CPU went:');
+  for (const line of cpuSplit(cpuBefore, cpuOnline)) console.log(`    ${line}`);
   const tStop = performance.now();
   await Promise.all(machines.map((m) => s.provider.stop(m.machineId)));
   await until('all stopped', async () => (await s.provider.list()).length === 0);
   const stopAll = performance.now() - tStop;
-  return { single, ten, startAll, stopAll, pss: pss.reduce((a, b) => a + b, 0) / pss.length };
+  return { single, ten, startAll, stopAll, pss };
 }
 
 async function main() {
