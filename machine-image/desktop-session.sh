@@ -64,25 +64,25 @@ xterm -title "$NAME" -fa 'DejaVu Sans Mono' -fs 11 -geometry 100x30+48+64 \
 ( read -t 1 -u 9; LIBGL_ALWAYS_SOFTWARE=1 exec nice -n 19 glxgears -geometry 320x320+1360+64 ) &
 gpid=$!
 gcpu=0
-# The demo pauses once it has drawn its first frames: its window is on the screen and it has had 5 more ticks of CPU
-# (its window showed the gears after 5 ticks on a 2-core Xeon, but was not yet mapped after 10 on a 2-core EPYC VM,
-# where Mesa's llvmpipe takes longer to start). One look (xdotool) each time its CPU passes the next threshold, and
-# at most 1 s of its CPU in all: it ran to 30 ticks before, a third of a desktop's start, 40 times over in a class.
-FIRST_FRAMES_TICKS=10
-gnext=$FIRST_FRAMES_TICKS
+# The demo pauses once its window is on the screen: it draws when someone watches (below), and until then its first
+# frames cost a class of 40 a few CPU-seconds for nobody (the window's gears were drawn after 2 ticks on a 2-core
+# Xeon, but the pause came at 25: a look every 0.1 s, and 5 ticks more after the window showed). A look (xdotool)
+# each time its CPU doubles (1, 2, 4… ticks: on a 2-core EPYC VM llvmpipe had not mapped the window after 10), and
+# at most 1 s of its CPU in all.
+gnext=1
 gmapped=0
 cpu_of() { local s; read -r s < "/proc/$1/stat" 2>/dev/null || return 1; s=${s##*) }; set -- $s; gcpu=$(( ${12} + ${13} )); }
-drew_first_frames() {
+window_shown() {
+  [ "$gmapped" = 1 ] && return 0
   cpu_of "$gpid" || return 0
   [ "$gcpu" -ge 100 ] && return 0
   [ "$gcpu" -ge "$gnext" ] || return 1
-  [ "$gmapped" = 1 ] && return 0
-  gnext=$((gcpu + 5))
+  gnext=$((gcpu * 2))
   xdotool search --onlyvisible --name '^glxgears$' >/dev/null 2>&1 && gmapped=1
-  return 1
+  [ "$gmapped" = 1 ]
 }
 n=0
-while [ "$n" -lt 50 ] && ! drew_first_frames; do n=$((n+1)); read -t 0.1 -u 9; done
+while [ "$n" -lt 250 ] && ! window_shown; do n=$((n+1)); read -t 0.02 -u 9; done
 # Whether a viewer is connected: an accepted connection (state 03) on the VNC or the agent socket. Nobody watching,
 # the demo stays paused and the loop wakes once a second: 40 desktops of a class waiting for their students
 # otherwise drew their demos all the time (half of a 2-core host) while the students connected.
@@ -93,14 +93,14 @@ watched() {
   done < /proc/net/unix
   return 1
 }
-# The demo runs, throttled, until it has drawn its first frames (or it has gone): on a busy
-# host its first 5 s above may not have been enough to map its window. The loop's first pass checks it.
+# The demo runs, throttled, until its window is on the screen (or it has gone): on a busy host its first 5 s above
+# may not have been enough to map it. The loop's first pass checks it.
 tick=0; seen=0; warm=0
 while kill -0 "$xpid" 2>/dev/null; do
   tick=$((tick+1))
   if [ $((tick % 5)) -eq 1 ]; then
     watched && seen=1 || seen=0
-    [ "$warm" = 1 ] || { drew_first_frames && warm=1; }
+    [ "$warm" = 1 ] || { window_shown && warm=1; }
   fi
   run=$seen; [ "$warm" = 1 ] || run=1
   [ "$run" = 1 ] && { kill -CONT "$gpid" 2>/dev/null; read -t 0.01 -u 9; }
