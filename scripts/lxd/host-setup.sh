@@ -165,7 +165,7 @@ share_usr() {
     src="$ENGINE_DIR/storage-pools/$POOL/images/$fp/rootfs/usr" seed=""
     if [ ! -d "$src" ]; then
       # No image volume on this pool yet (or a dir pool): a new instance of the image holds the same files.
-      seed="hd-usr-seed-$(printf %.16s "$fp")"
+      seed="usr-seed-$(printf %.16s "$fp")"  # not hd-…: never taken for a machine's desktop
       $CLI delete --force "$seed" --project "$PROJECT" >/dev/null 2>&1 || true
       $CLI init "$image" "$seed" --project "$PROJECT" $target --no-profiles -s "$POOL" -c security.idmap.isolated=true >/dev/null || return 1
       src="$ENGINE_DIR/storage-pools/$POOL/containers/${PROJECT}_$seed/rootfs/usr"
@@ -176,7 +176,7 @@ share_usr() {
   fi
   printf '%s\n' "$vol" > "$DATA_DIR/lxd/usr-volume"
   # An older image's /usr goes once no desktop uses it (a desktop keeps the /usr of its image until it is reset).
-  for old in $($CLI storage volume list "$POOL" --project "$PROJECT" $target --format csv | awk -F, -v v="$vol" '$1 == "custom" && $2 ~ /^usr-/ && $2 != v && $5 == 0 {print $2}'); do
+  for old in $($CLI storage volume list "$POOL" --project "$PROJECT" $target --format csv -c tnu | awk -F, -v v="$vol" '$1 == "custom" && $2 ~ /^usr-/ && $2 != v && $3 == 0 {print $2}'); do
     $CLI storage volume delete "$POOL" "$old" --project "$PROJECT" $target >/dev/null 2>&1 && step "removed the older shared /usr $old"
   done
   return 0
