@@ -63,6 +63,10 @@ interface InstanceInfo {
 }
 
 const notFound = (err: unknown) => err instanceof LxdError && err.status === 404;
+/** LXD refuses a change to an instance while another operation runs on it (a create that a killed server began). */
+const busy = (err: unknown) => /is busy running an? "?\w+"? operation/i.test((err as Error)?.message ?? '');
+/** How long a start waits for an instance's running operation (a create from the image: seconds on a busy host). */
+const BUSY_WAIT_MS = 120_000;
 /** A delete of something already gone is done. */
 const ignoreMissing = (p: Promise<unknown>) =>
   p.then(
@@ -138,6 +142,8 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
       try {
         await lxd.send('PUT', `/1.0/profiles/${PROFILE}`, body);
       } catch (err) {
+        // Saved, but not yet applied to an instance busy with another operation: it has the profile from its next start.
+        if (busy(err) && /profile change still saved/i.test((err as Error).message)) return;
         if (!notFound(err)) throw err;
         await lxd.send('POST', '/1.0/profiles', { name: PROFILE, ...body });
       }
@@ -335,15 +341,28 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
     open: () => socketInInstance(lxd, name, VNC_SOCKET),
   });
 
-  /** One host: the instance `hd-<id>`, its home volume beside it. */
+  /**
+   * One host: the instance `hd-<id>`, its home volume beside it. An instance still busy with an operation (its
+   * create, when the server that began it was killed and this one took over) is waited for, then started.
+   */
   async function startOnHost(machineId: string, machineName: string, key: string): Promise<void> {
     const name = instanceOf(machineId);
-    const inst = await instance(name);
-    if (inst?.status === 'Running') return; // running or coming up: adopt it
-    const volume = await homeFor(inst, key);
-    if (!inst) await create(name, machineName, key, volume);
-    else await update(name, inst, machineName, key, volume);
-    await setState(name, 'start');
+    const deadline = Date.now() + BUSY_WAIT_MS;
+    for (;;) {
+      try {
+        const inst = await instance(name);
+        if (inst?.status === 'Running') return; // running or coming up: adopt it
+        const volume = await homeFor(inst, key);
+        if (!inst) await create(name, machineName, key, volume);
+        else await update(name, inst, machineName, key, volume);
+        await setState(name, 'start');
+        return;
+      } catch (err) {
+        if (!busy(err) || Date.now() > deadline) throw err;
+        opts.log?.info({ machineId }, 'the desktop is busy with another operation: starting it once that is done');
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
   }
 
   /**
