@@ -6,10 +6,10 @@ import { createHash } from 'node:crypto';
 
 const csvKinds = <T extends [string, ...string[]]>(values: T) => z.enum(values);
 
-/** Every setting the server reads, parsed once at boot (design §4). */
 /** An LXD storage volume's name as host-setup.sh makes them (usr-<image fingerprint>). */
 const VOLUME_NAME = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
+/** Every setting the server reads, parsed once at boot (design §4). */
 const Env = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default('0.0.0.0'),
