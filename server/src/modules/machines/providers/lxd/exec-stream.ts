@@ -129,8 +129,12 @@ export class ExecStream extends Duplex {
   }
 }
 
-/** How long a connection waits inside the instance for a socket that is not there yet: 30 tries, 0.1 s apart. */
-export const SOCKET_RETRY = 'retry=30,interval=0.1';
+/**
+ * How long a connection waits inside the instance for a socket that is not there yet: 80 tries, 0.1 s apart. The agent
+ * listens once Python has loaded GStreamer, which took more than the 3 s this was on a CI host busy with other
+ * desktops, and the tab then showed VNC instead of WebRTC; the tab itself gives the agent's offer 10 s.
+ */
+export const SOCKET_RETRY = 'retry=80,interval=0.1';
 
 /**
  * A stream to a Unix socket inside the instance (socat as the desktop's user). With `wait`, a socket that is not
