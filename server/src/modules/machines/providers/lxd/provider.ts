@@ -342,27 +342,31 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
   });
 
   /**
-   * One host: the instance `hd-<id>`, its home volume beside it. An instance still busy with an operation (its
-   * create, when the server that began it was killed and this one took over) is waited for, then started.
+   * A start, tried again while its instance is busy with another operation (its create, when the server that began
+   * it was killed and this one took over): both ways of starting read the instance afresh each time.
    */
-  async function startOnHost(machineId: string, machineName: string, key: string): Promise<void> {
-    const name = instanceOf(machineId);
+  async function whenNotBusy(machineId: string, startIt: () => Promise<void>): Promise<void> {
     const deadline = Date.now() + BUSY_WAIT_MS;
     for (;;) {
       try {
-        const inst = await instance(name);
-        if (inst?.status === 'Running') return; // running or coming up: adopt it
-        const volume = await homeFor(inst, key);
-        if (!inst) await create(name, machineName, key, volume);
-        else await update(name, inst, machineName, key, volume);
-        await setState(name, 'start');
-        return;
+        return await startIt();
       } catch (err) {
         if (!busy(err) || Date.now() > deadline) throw err;
         opts.log?.info({ machineId }, 'the desktop is busy with another operation: starting it once that is done');
         await new Promise((r) => setTimeout(r, 500));
       }
     }
+  }
+
+  /** One host: the instance `hd-<id>`, its home volume beside it. */
+  async function startOnHost(machineId: string, machineName: string, key: string): Promise<void> {
+    const name = instanceOf(machineId);
+    const inst = await instance(name);
+    if (inst?.status === 'Running') return; // running or coming up: adopt it
+    const volume = await homeFor(inst, key);
+    if (!inst) await create(name, machineName, key, volume);
+    else await update(name, inst, machineName, key, volume);
+    await setState(name, 'start');
   }
 
   /**
@@ -442,8 +446,8 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
         await ensureProfile();
         seenUp.delete(machineId);
         silentFrom.delete(machineId);
-        if (await cluster.isClustered()) await startInCluster(machineId, name, key);
-        else await startOnHost(machineId, name, key);
+        const clustered = await cluster.isClustered();
+        await whenNotBusy(machineId, () => (clustered ? startInCluster : startOnHost)(machineId, name, key));
         // Its link, at once: it tells when VNC first answers, so the looks until then cost no exec.
         const started = await current(machineId);
         awaitingUp.add(started);
