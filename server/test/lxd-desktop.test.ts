@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLxdProvider, instanceOf } from '../src/modules/machines/providers/lxd/provider';
+import { instanceOf, PROFILE } from '../src/modules/machines/providers/lxd/provider';
 import { until, vncHandshake } from './machines-desktops';
 import { lxdDeployment, type LxdDeployment } from './lxd-fixtures';
 
@@ -150,11 +150,38 @@ print(n)'`);
   it('start is idempotent and a second server process (the same deployment) adopts the running desktop', async () => {
     const before = await initPid();
     await d.provider.start(a);
-    const restarted = createLxdProvider({ lxd: d.lxd, pool: 'hyperdesk', network: 'hdbr0', image: d.image, limits: { cpus: 1, memoryMb: 1024, pids: 400, diskMb: 200, rootMb: 4096 } });
+    const restarted = d.restarted();
     await restarted.start(a);
     expect(await initPid()).toBe(before);
     await until('the second process sees it running', async () => (await restarted.describe(a.machineId)).state === 'running', 60_000, 200);
     expect(await restarted.list()).toEqual([a.machineId]);
     expect(await pidsOf('Xvnc')).toHaveLength(1);
   }, 120_000);
+
+  /**
+   * The crash the kill -9 test once found on a busy host: the server was killed while LXD created an instance, and the
+   * restarted server's start met "Instance is busy running a "create" operation". Here the create is begun as the
+   * killed server left it (LXD's, not waited for) and a new provider starts the machine at once. Tried again (a new
+   * machine) when the create was done before the start reached it: the wait is what is tested.
+   */
+  it('a start that finds the desktop still being created waits for the create, then starts it', async () => {
+    for (let attempt = 1; ; attempt++) {
+      const b = { machineId: randomUUID(), name: 'Busy desk' };
+      const said: string[] = [];
+      const restarted = d.restarted({ info: (_o, msg) => said.push(msg), warn: (_o, msg) => said.push(msg) });
+      try {
+        await d.lxd.begin('POST', '/1.0/instances', { name: instanceOf(b.machineId), type: 'container', profiles: [PROFILE], source: { type: 'image', alias: d.image } });
+        await restarted.start(b);
+        const waited = said.some((m) => /busy with another operation/.test(m));
+        if (!waited && attempt < 4) continue;
+        expect(waited).toBe(true);
+        await until('the desktop running', async () => (await restarted.describe(b.machineId)).state === 'running', 120_000, 200);
+        expect(await restarted.list()).toContain(b.machineId);
+        return;
+      } finally {
+        // Once its create is over (a failed start leaves it running).
+        await until('the desktop deleted', () => restarted.destroy(b.machineId).then(() => true, () => false), 120_000, 500);
+      }
+    }
+  }, 600_000);
 });

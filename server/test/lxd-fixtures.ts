@@ -38,6 +38,8 @@ export interface LxdDeployment {
   image: string;
   lxd: LxdClient;
   provider: MachineProvider;
+  /** Another provider on the same deployment, as a restarted server makes one (nothing in memory), logging to `log`. */
+  restarted(log?: LxdProviderOptions['log']): MachineProvider;
   /** Runs a shell script inside a machine's instance as the desktop's user (a tenant's shell). */
   shell(machineId: string, script: string, timeoutMs?: number): Promise<{ code: number; out: string }>;
   /** Runs a shell script inside a machine's instance as its root (not the tenant's: for test set-up only). */
@@ -58,14 +60,15 @@ export async function lxdDeployment(
   const project = lxdProjectFor(dataDir);
   const env = await prepareLxd(dataDir, engine);
   const lxd = createLxdClient(connectionFromDir(env.LXD_URL!, project, path.join(dataDir, 'lxd')));
-  const provider = createLxdProvider({
+  const options: LxdProviderOptions = {
     lxd,
     pool: 'hyperdesk',
     network: engine.network,
     image: env.LXD_IMAGE!,
     usrVolume: env.LXD_USR_VOLUME,
     limits: { cpus: 1, memoryMb: 1024, pids: 400, diskMb: 200, rootMb: 4096, ...limits },
-  });
+  };
+  const provider = createLxdProvider(options);
   const run = (args: string[], timeoutMs = 60_000) =>
     new Promise<{ code: number; out: string }>((resolve) => {
       execFile(engine.cli, args, { timeout: timeoutMs, maxBuffer: 1 << 22 }, (err, stdout, stderr) => {
@@ -78,6 +81,7 @@ export async function lxdDeployment(
     image: env.LXD_IMAGE!,
     lxd,
     provider,
+    restarted: (log) => createLxdProvider({ ...options, log }),
     shell: (id, script, timeoutMs) =>
       run(['exec', instanceOf(id), '--project', project, '--user', '1000', '--group', '1000', '--env', 'HOME=/home/user', '--cwd', '/home/user', '--', 'bash', '-c', script], timeoutMs),
     rootShell: async (id, script) => (await run(['exec', instanceOf(id), '--project', project, '--', 'bash', '-c', script])).out,
