@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
-import { readHome, streamingTab, terminalOutput } from './stream-helpers';
+import { machineLog, readHome, streamingTab, terminalOutput } from './stream-helpers';
 
 let server: RunningServer;
 let browser: Browser;
@@ -16,6 +16,20 @@ afterAll(async () => {
 it('Ctrl+V pastes the local clipboard into the terminal (WebRTC and VNC), text without key events arrives intact, a stop from another tab shows at once', async () => {
   const b = await streamingTab(server, browser, 'Text Tester');
   const { tab } = b;
+  /**
+   * Waits for a file the terminal writes. Its cap is long: on a busy 2-core host the desktop's programs wait for the
+   * CPU. A file that never comes leaves the screen and the desktop's log behind (a loaded run once had typed.txt
+   * missing, with nothing to tell why).
+   */
+  const homeFile = async (name: string, want: string) => {
+    try {
+      await expect.poll(() => readHome(server, b.machineId, name), { timeout: 30_000 }).toBe(want);
+    } catch (err) {
+      await snap(tab, `stream-text-no-${name}`);
+      console.error(`${name} did not come; the other files: ${JSON.stringify({ pasted: readHome(server, b.machineId, 'pasted.txt') })}\n${machineLog(server, b.machineId)}`);
+      throw err;
+    }
+  };
   await b.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.base });
   // The terminal has the keyboard (the line is typed again until it does).
   expect(await terminalOutput(server, b, 'echo ready', 'ready.txt')).toBe('ready\n');
@@ -26,14 +40,14 @@ it('Ctrl+V pastes the local clipboard into the terminal (WebRTC and VNC), text w
   await tab.evaluate(() => navigator.clipboard.writeText('pasted from here 42\n'));
   await tab.keyboard.type('cat > pasted.txt\n', { delay: 15 });
   await tab.keyboard.press('Control+V');
-  await expect.poll(() => readHome(server, b.machineId, 'pasted.txt'), { timeout: 15_000 }).toBe('pasted from here 42\n');
+  await homeFile('pasted.txt', 'pasted from here 42\n');
   await tab.keyboard.press('Control+D');
 
   // Text that comes without key events (an IME's, dictation's): each character arrives, whatever the keymap lacks.
   await tab.keyboard.type("echo '", { delay: 15 });
   await tab.keyboard.insertText('café ü € ñ ß');
   await tab.keyboard.type("' > typed.txt\n", { delay: 15 });
-  await expect.poll(() => readHome(server, b.machineId, 'typed.txt'), { timeout: 15_000 }).toBe('café ü € ñ ß\n');
+  await homeFile('typed.txt', 'café ü € ñ ß\n');
   await snap(tab, 'stream-text-typed');
 
   // The same Ctrl+V under VNC (noVNC's canvas gets no paste event: the tab reads the clipboard, which it may here).
@@ -44,7 +58,7 @@ it('Ctrl+V pastes the local clipboard into the terminal (WebRTC and VNC), text w
   await tab.evaluate(() => navigator.clipboard.writeText('pasted over VNC 7\n'));
   await tab.keyboard.type('cat > vncpasted.txt\n', { delay: 15 });
   await tab.keyboard.press('Control+V');
-  await expect.poll(() => readHome(server, b.machineId, 'vncpasted.txt'), { timeout: 15_000 }).toBe('pasted over VNC 7\n');
+  await homeFile('vncpasted.txt', 'pasted over VNC 7\n');
   await tab.keyboard.press('Control+D');
 
   // Stopped from the dashboard in another tab: the connect tab says so within seconds, and what to do next.
