@@ -179,7 +179,7 @@ print(n)'`);
         expect(await restarted.list()).toContain(b.machineId);
         return;
       } finally {
-        // Once its create is over (a failed start leaves it running).
+        // Once its create is over (a start that failed leaves the create running).
         await until('the desktop deleted', () => restarted.destroy(b.machineId).then(() => true, () => false), 120_000, 500);
       }
     }
