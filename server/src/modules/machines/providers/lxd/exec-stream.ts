@@ -130,11 +130,14 @@ export class ExecStream extends Duplex {
 }
 
 /**
- * How long a connection waits inside the instance for a socket that is not there yet: 80 tries, 0.1 s apart. The agent
- * listens once Python has loaded GStreamer, which took more than the 3 s this was on a CI host busy with other
- * desktops, and the tab then showed VNC instead of WebRTC; the tab itself gives the agent's offer 10 s.
+ * How long a connection waits inside the instance for a socket that is not there yet, in seconds: here (socat's
+ * retries) and on the desktop's link (link-script.ts). The agent listens once Python has loaded GStreamer, which took
+ * more than the 3 s this was on a CI host busy with other desktops, and the tab then showed VNC instead of WebRTC; the
+ * tab itself gives the agent's offer 10 s.
  */
-export const SOCKET_RETRY = 'retry=80,interval=0.1';
+export const SOCKET_WAIT_S = 8;
+/** socat's form of it: a try every 0.1 s. */
+export const SOCKET_RETRY = `retry=${SOCKET_WAIT_S * 10},interval=0.1`;
 
 /**
  * A stream to a Unix socket inside the instance (socat as the desktop's user). With `wait`, a socket that is not

@@ -1,3 +1,5 @@
+import { SOCKET_WAIT_S } from './exec-stream';
+
 /**
  * The program at the desktop's end of its link (python3 -c, as the desktop's user, uid 1000, through one long-lived
  * LXD exec per running desktop; the server's end is ./link.ts). Over its stdin and stdout it carries many byte
@@ -18,8 +20,8 @@ import os, select, selectors, socket, struct, sys, time
 SOCKETS = {1: '/run/hyperdesk/vnc.sock', 2: '/run/hyperdesk/agent.sock'}
 OPEN, DATA, CLOSE, CREDIT, OPENED, HEALTH = 1, 2, 3, 4, 5, 6
 HDR = struct.Struct('>BII')
-# WAIT_S: how long an OPEN marked 'w' waits for its socket (the agent's appears once Python has loaded GStreamer).
-MAX, WINDOW, WAIT_S, EVERY_S = 65536, 262144, 8.0, float(sys.argv[1]) if len(sys.argv) > 1 else 4.0
+# WAIT_S: how long an OPEN marked 'w' waits for its socket (exec-stream.ts SOCKET_WAIT_S).
+MAX, WINDOW, WAIT_S, EVERY_S = 65536, 262144, ${SOCKET_WAIT_S}, float(sys.argv[1]) if len(sys.argv) > 1 else 4.0
 # Until VNC first answers: how often to look (a missing socket costs nothing), and say 'down' at most once a second.
 STARTING_S, DOWN_EVERY_S = 0.05, 1.0
 sel = selectors.DefaultSelector()
