@@ -19,6 +19,7 @@ gi.require_version('GstVideo', '1.0')
 from gi.repository import GLib, Gst, GstSdp, GstVideo, GstWebRTC  # noqa: E402
 
 import guard  # noqa: E402
+import icepace  # noqa: E402
 import playout  # noqa: E402
 from ratecontrol import Aimd, QUALITY_KBPS  # noqa: E402
 from framerate import fps_for, vbv_ms  # noqa: E402
@@ -123,6 +124,8 @@ class Peer:
                      ' ! %s ! webrtc.') % (agent.args.pulse_server, OPUS_CAPS)
         self.pipe = Gst.parse_launch(desc)
         self.webrtc = self.pipe.get_by_name('webrtc')
+        if not icepace.pace_checks(self.webrtc):
+            agent.log_fn('ICE checks at the default pace: no libnice agent found')
         self.enc = self.pipe.get_by_name('enc')
         pay = self.pipe.get_by_name('pay')
         self.playout = playout.add_to(pay, PLAYOUT_EXT_ID) if pay else None

@@ -1,0 +1,49 @@
+"""libnice's connectivity checks paced every 5 ms instead of 20, for a sooner first frame.
+
+The agent offers, so its libnice is the controlling side, and webrtcbin has it nominate the regular way: a check, and
+once that succeeds a second check that nominates the pair, each sent on a later tick of the pacing timer. webrtcbin
+starts DTLS only once the pair is nominated, so the viewer's first DTLS hello, sent as soon as its own check
+succeeded, finds the agent not ready and is sent again 100 ms later (a packet capture on a 40 ms path: the agent's
+nomination done 140 ms after the viewer's first check came; the hello resent at about the same moment, so one
+resend in a few came too early and the next waited 200 ms more). At 5 ms a tick the nomination is done a round trip
+plus a few ms after the viewer's first check: before the resent hello, every time.
+
+webrtcbin offers no setting for it; the NiceAgent is reached through GObject's C API (the Python binding of the ICE
+object holds no Nice typelib).
+"""
+import ctypes
+
+PACING_MS = 5
+
+_go = ctypes.CDLL('libgobject-2.0.so.0')
+_P = ctypes.c_void_p
+_go.g_object_get.argtypes = [_P, ctypes.c_char_p, _P, _P]
+_go.g_object_set.argtypes = [_P, ctypes.c_char_p, ctypes.c_uint, _P]
+_go.g_object_unref.argtypes = [_P]
+_capsule = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule.restype = _P
+_capsule.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def _object_property(obj, name):
+    out = _P()
+    _go.g_object_get(obj, name, ctypes.byref(out), None)
+    return out
+
+
+def pace_checks(webrtcbin, ms=PACING_MS):
+    """Sets the pacing of webrtcbin's libnice agent; False where this GStreamer has no such agent."""
+    ice = _object_property(_capsule(webrtcbin.__gpointer__, None), b'ice-agent')
+    if not ice.value:
+        return False
+    try:
+        agent = _object_property(ice, b'agent')
+        if not agent.value:
+            return False
+        try:
+            _go.g_object_set(agent, b'stun-pacing-timer', ms, None)
+        finally:
+            _go.g_object_unref(agent)
+        return True
+    finally:
+        _go.g_object_unref(ice)
