@@ -3,10 +3,9 @@
 The agent offers, so its libnice is the controlling side, and webrtcbin has it nominate the regular way: a check, and
 once that succeeds a second check that nominates the pair, each sent on a later tick of the pacing timer. webrtcbin
 starts DTLS only once the pair is nominated, so the viewer's first DTLS hello, sent as soon as its own check
-succeeded, finds the agent not ready and is sent again 100 ms later (a packet capture on a 40 ms path: the agent's
-nomination done 140 ms after the viewer's first check came; the hello resent at about the same moment, so one
-resend in a few came too early and the next waited 200 ms more). At 5 ms a tick the nomination is done a round trip
-plus a few ms after the viewer's first check: before the resent hello, every time.
+succeeded, waits in the agent until then; Chrome sends it again 100 ms later (a packet capture on a 40 ms path: the
+agent's nomination done 140 ms after the viewer's first check came, about when the hello is sent again). At 5 ms a
+tick the nomination is done about 95 ms after the viewer's first check, and the agent answers the first hello.
 
 webrtcbin offers no setting for it; the NiceAgent is reached through GObject's C API (the Python binding of the ICE
 object holds no Nice typelib).
