@@ -12,6 +12,8 @@ object holds no Nice typelib).
 """
 import ctypes
 
+from gobjectptr import pointer_of
+
 PACING_MS = 5
 
 _go = ctypes.CDLL('libgobject-2.0.so.0')
@@ -19,9 +21,6 @@ _P = ctypes.c_void_p
 _go.g_object_get.argtypes = [_P, ctypes.c_char_p, _P, _P]
 _go.g_object_set.argtypes = [_P, ctypes.c_char_p, ctypes.c_uint, _P]
 _go.g_object_unref.argtypes = [_P]
-_capsule = ctypes.pythonapi.PyCapsule_GetPointer
-_capsule.restype = _P
-_capsule.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 
 def _object_property(obj, name):
@@ -30,19 +29,39 @@ def _object_property(obj, name):
     return out
 
 
-def pace_checks(webrtcbin, ms=PACING_MS):
-    """Sets the pacing of webrtcbin's libnice agent; False where this GStreamer has no such agent."""
-    ice = _object_property(_capsule(webrtcbin.__gpointer__, None), b'ice-agent')
+def _with_nice_agent(webrtcbin, use):
+    """use(the NiceAgent's pointer) for webrtcbin's libnice agent, and its result; None where there is none."""
+    ice = _object_property(pointer_of(webrtcbin), b'ice-agent')
     if not ice.value:
-        return False
+        return None
     try:
         agent = _object_property(ice, b'agent')
         if not agent.value:
-            return False
+            return None
         try:
-            _go.g_object_set(agent, b'stun-pacing-timer', ms, None)
+            return use(agent)
         finally:
             _go.g_object_unref(agent)
-        return True
     finally:
         _go.g_object_unref(ice)
+
+
+def _set_pacing(agent, ms):
+    _go.g_object_set(agent, b'stun-pacing-timer', ms, None)
+    return True
+
+
+def _get_pacing(agent):
+    out = ctypes.c_uint()
+    _go.g_object_get(agent, b'stun-pacing-timer', ctypes.byref(out), None)
+    return out.value
+
+
+def pace_checks(webrtcbin, ms=PACING_MS):
+    """Sets the pacing of webrtcbin's libnice agent; False where this GStreamer has no such agent."""
+    return _with_nice_agent(webrtcbin, lambda agent: _set_pacing(agent, ms)) is True
+
+
+def pacing(webrtcbin):
+    """The pacing of webrtcbin's libnice agent in ms, or None."""
+    return _with_nice_agent(webrtcbin, _get_pacing)

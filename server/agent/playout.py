@@ -16,6 +16,8 @@ import gi
 gi.require_version('GstRtp', '1.0')
 from gi.repository import GstRtp  # noqa: E402
 
+from gobjectptr import pointer_of  # noqa: E402
+
 URI = 'http://www.webrtc.org/experiments/rtp-hdrext/playout-delay'
 
 # By soname: ctypes.util.find_library runs `ldconfig -p` in a child process, 7 of them at each desktop's start.
@@ -32,8 +34,6 @@ _gst.gst_buffer_list_get.restype = _P
 _rtp.gst_rtp_buffer_map.argtypes = [_P, ctypes.c_int, _P]
 _rtp.gst_rtp_buffer_unmap.argtypes = [_P]
 _rtp.gst_rtp_buffer_get_extension_onebyte_header.argtypes = [_P, ctypes.c_ubyte, ctypes.c_uint, ctypes.POINTER(_P), ctypes.POINTER(ctypes.c_uint)]
-ctypes.pythonapi.PyCapsule_GetPointer.restype = _P
-ctypes.pythonapi.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 _BUFFER, _BUFFER_LIST = 1 << 4, 1 << 5  # GST_PAD_PROBE_TYPE_BUFFER / _BUFFER_LIST
 _READWRITE = 3
@@ -99,5 +99,5 @@ def add_to(payloader, ext_id, min_ms=0, max_ms=0):
 
     cb = _PROBE(probe)
     pad = payloader.get_static_pad('src')
-    _gst.gst_pad_add_probe(ctypes.pythonapi.PyCapsule_GetPointer(pad.__gpointer__, None), _BUFFER | _BUFFER_LIST, cb, None, None)
+    _gst.gst_pad_add_probe(pointer_of(pad), _BUFFER | _BUFFER_LIST, cb, None, None)
     return (ext, cb)
