@@ -16,11 +16,10 @@ hostname hyperdesk  # /proc/sys/kernel/hostname is not writable here: its owner 
 ip link set lo up
 ( ip link set eth0 up 2>/dev/null && exec busybox udhcpc -i eth0 -f -S -s /opt/hyperdesk/udhcpc.sh ) >/dev/null 2>&1 &
 install -d -m 0700 -o user -g user /run/hyperdesk
-# The machine's display name: the instance's user.hyperdesk.name, asked of the guest API (root only): /dev/lxd under
-# LXD, /dev/incus under Incus.
+# The machine's display name (machine-name.sh), from the guest API: /dev/lxd under LXD, /dev/incus under Incus.
+. /opt/hyperdesk/machine-name.sh
 guest_api=/dev/lxd/sock; [ -S "$guest_api" ] || guest_api=/dev/incus/sock
-name="$(printf 'GET /1.0/config/user.hyperdesk.name HTTP/1.0\r\nHost: guest\r\n\r\n' | socat -t 2 - "UNIX-CONNECT:$guest_api" 2>/dev/null)"
-case "$name" in "HTTP/1.0 200"*|"HTTP/1.1 200"*) name="${name#*$'\r\n\r\n'}"; printf '%s' "${name:0:200}" > /run/hyperdesk/name ;; esac
+machine_name "$guest_api" /run/hyperdesk/name
 # The home is a storage volume (a new one belongs to root): the user's own, not recursively (it may be large).
 chown user:user /home/user && chmod 0700 /home/user
 trap 'kill -TERM -1 2>/dev/null; exit 0' PWR TERM INT
