@@ -42,7 +42,7 @@ import { buyer, statusOf, type Buyer } from '../e2e/tests/connect-helpers';
 import { createLink, destroyLink, findInInstance, planLink, startDelayLines, usage, useBetween, type DelayLine, type Link } from './stream/netns';
 import { agentMeans, budget, type AgentTiming, type StageInputs } from './stream/budget';
 import { COLOURS, flipsSince, OBSERVE, showsColour, SNAPSHOT, timingSince } from './stream/page';
-import { keyToPhoton } from './stream/presses';
+import { keyToPhoton, type PressParts } from './stream/presses';
 import { selkiesRuns, selkiesTable } from './stream/selkies';
 import { asUser, gearsFps, PATCH, sleep, until, waitIn, writeScene } from './stream/desktop';
 import { fmtMs, percentile, ratio } from './stats';
@@ -196,6 +196,8 @@ interface Run {
   /** The tab's clock: the driver's press → the keydown handler; the handler → the frame handed to the page. */
   pressToHandler: number[];
   handlerToFrame: number[];
+  /** Each press's times together (the slowest ones are printed with their stages). */
+  presses: PressParts[];
   misses: number;
   /** Presses skipped because the patch already showed their colour. */
   stale: number;
@@ -456,6 +458,7 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
     handling: keys.handling,
     pressToHandler: keys.pressToHandler,
     handlerToFrame: keys.handlerToFrame,
+    presses: keys.each,
     misses: keys.misses,
     stale: keys.stale,
     cpu,
@@ -600,6 +603,7 @@ function report(runs: Run[], cfg: InnerConfig, chromium: string) {
     console.log(`|${'-'.repeat(44)}|--------|${'-'.repeat(40)}`);
     for (const [stage, ms, how] of rowsB) console.log(`| ${stage.padEnd(42)} | ${ms.toFixed(1).padStart(6)} | ${how}`);
   }
+  slowestPresses(w.flatMap((r) => r.presses));
   const fellBack = w.filter((r) => r.shown !== 'WebRTC').length;
   if (fellBack) console.log(`\n${fellBack} of ${w.length} WebRTC runs ended up on ${w.map((r) => r.shown).join(', ')} (fallback).`);
   const [fw, fv] = [mean(w.map((r) => r.fps)), mean(v.map((r) => r.fps))];
@@ -618,6 +622,16 @@ function report(runs: Run[], cfg: InnerConfig, chromium: string) {
   goal(p(w.map((r) => r.content), 95) <= 3000, `Start click → content p95 ≤ 3 s (WebRTC): ${fmtMs(p(w.map((r) => r.content), 95))}`);
   const upFps = mean(w.map((r) => r.uploadFps));
   goal(upFps >= 25, `an upload at full speed keeps the video ≥ 25 fps (WebRTC): ${upFps.toFixed(1)} fps, the upload ${mean(w.map((r) => r.uploadKbps)).toFixed(0)} kbit/s`);
+}
+
+/** The WebRTC presses that make the tail (the 5 slowest by the larger reading), each with its stages: where p95 goes. */
+function slowestPresses(all: PressParts[]) {
+  if (!all.length) return;
+  const worst = (x: PressParts) => Math.max(x.fromPress, Number.isNaN(x.latency) ? 0 : x.latency);
+  const rows = [...all].sort((a, b) => worst(b) - worst(a)).slice(0, 5);
+  console.log(`\nThe 5 slowest of ${all.length} WebRTC presses (ms): the driver's press → photon | the key's time → photon | press → tab's handler | handler → frame handed to the page | the key's time → the frame's last packet`);
+  for (const x of rows)
+    console.log(`  ${[x.fromPress, x.latency, x.pressToHandler, x.handlerToFrame, x.toReceive].map((v) => (Number.isNaN(v) ? '?' : v.toFixed(0)).padStart(5)).join(' | ')}`);
 }
 
 if (process.argv[2] === '--inner') {

@@ -22,10 +22,21 @@ export interface Presses {
   handlerToFrame: number[];
   /** Both of a press's photon and received times, for the budget by stage. */
   pairs: { photon: number; received: number }[];
+  /** Each press whose colour showed, its times together (ms; NaN where a time was missing), for the slowest ones' stages. */
+  each: PressParts[];
   /** Presses whose colour never showed within 5 s. */
   misses: number;
   /** Presses skipped: the patch showed the wanted colour before the key was pressed. */
   stale: number;
+}
+
+/** One press's times: the two key → photon readings and what they are made of (see Presses). */
+export interface PressParts {
+  fromPress: number;
+  latency: number;
+  pressToHandler: number;
+  handlerToFrame: number;
+  toReceive: number;
 }
 
 /**
@@ -33,7 +44,7 @@ export interface Presses {
  * tab shows it, whatever draws that picture (the Connect tab's video or canvas, another streamer's video).
  */
 export async function keyToPhoton(tab: Page, samples: number): Promise<Presses> {
-  const out: Presses = { latencies: [], fromPress: [], toReceive: [], handling: [], pressToHandler: [], handlerToFrame: [], pairs: [], misses: 0, stale: 0 };
+  const out: Presses = { latencies: [], fromPress: [], toReceive: [], handling: [], pressToHandler: [], handlerToFrame: [], pairs: [], each: [], misses: 0, stale: 0 };
   for (let i = 0; i < samples; i++) {
     const want = i % 2 ? 'r' : 'g';
     // A patch that already shows the colour (the last press did not change it) would time a frame the key did not make.
@@ -57,6 +68,16 @@ export async function keyToPhoton(tab: Page, samples: number): Promise<Presses> 
     if (r.handled >= 0) out.pressToHandler.push(r.handled - issued);
     if (r.shown >= 0 && r.handled >= 0) out.handlerToFrame.push(r.at - r.handled);
     if (r.shown >= 0 && r.received > 0 && r.key >= 0) out.pairs.push({ photon: r.shown - r.key, received: r.received - r.key });
+    if (r.shown >= 0) {
+      const known = (ok: boolean, ms: number) => (ok ? ms : NaN);
+      out.each.push({
+        fromPress: r.at - issued,
+        latency: known(r.key >= 0, r.shown - r.key),
+        pressToHandler: known(r.handled >= 0, r.handled - issued),
+        handlerToFrame: known(r.handled >= 0, r.at - r.handled),
+        toReceive: known(r.received > 0 && r.key >= 0, r.received - r.key),
+      });
+    }
     await sleep(250 + Math.random() * 350);
   }
   return out;
