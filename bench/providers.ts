@@ -179,7 +179,8 @@ async function measure(s: Subject) {
   console.log('  Start All until all online, where the CPU went:');
   for (const line of cpuSplit(cpuBefore, cpuOnline)) console.log(`    ${line}`);
   // After the timing (each look is an exec in the desktop): every desktop shows its own machine's name, which its
-  // init asks of the engine while the others start (a desktop once went on as "Hyperdesk" when that took over 2 s).
+  // init asks of the engine while the others start (one desktop of 40 once went on as "Hyperdesk": its one ask, given
+  // 2 s, brought no name).
   for (const m of machines) await until(`content of ${m.name} after Start All`, () => s.titles(m.machineId).includes(m.name), 60_000);
   console.log(`  Start All: every desktop shows its own name`);
   const tStop = performance.now();
