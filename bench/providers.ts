@@ -94,6 +94,10 @@ async function until(what: string, fn: () => boolean | Promise<boolean>, ms = 18
   }
 }
 
+/** A desktop's content: its terminal is up, titled with its own machine's name (the name its init asks the engine for). */
+const showsContent = (s: Subject, m: { machineId: string; name: string }, ms?: number, what = `content of ${m.name} (hd-${m.machineId})`) =>
+  until(what, () => s.titles(m.machineId).includes(m.name), ms);
+
 const online = async (s: Subject, id: string) => {
   const d = await s.provider.describe(id);
   return d.state === 'running' && !!d.endpoint && (await vncHandshake(d.endpoint, '127.0.0.1', 2000).then(() => true, () => false));
@@ -106,7 +110,7 @@ const online = async (s: Subject, id: string) => {
  * was 92 (2026-11-29).
  */
 async function idlePss(s: Subject, machines: { machineId: string; name: string }[]): Promise<number> {
-  for (const m of machines) await until(`content of ${m.name} (hd-${m.machineId})`, () => s.titles(m.machineId).includes(m.name));
+  for (const m of machines) await showsContent(s, m);
   const mean = () => machines.slice(0, 5).reduce((sum, m) => sum + s.pss(m.machineId), 0) / 5;
   let last = mean();
   for (let i = 0; i < 12; i++) {
@@ -124,7 +128,7 @@ async function startOnce(s: Subject, m: { machineId: string; name: string }): Pr
   await s.provider.start(m);
   await until('online', () => online(s, m.machineId));
   const on = performance.now() - t0;
-  await until('content', () => s.titles(m.machineId).includes(m.name));
+  await showsContent(s, m);
   return { online: on, content: performance.now() - t0 };
 }
 
@@ -181,7 +185,7 @@ async function measure(s: Subject) {
   // After the timing (each look is an exec in the desktop): every desktop shows its own machine's name, which its
   // init asks of the engine while the others start (one desktop of 40 once went on as "Hyperdesk": its one ask, given
   // 2 s, brought no name).
-  for (const m of machines) await until(`content of ${m.name} after Start All`, () => s.titles(m.machineId).includes(m.name), 60_000);
+  for (const m of machines) await showsContent(s, m, 60_000, `content of ${m.name} after Start All`);
   console.log(`  Start All: every desktop shows its own name`);
   const tStop = performance.now();
   await Promise.all(machines.map((m) => s.provider.stop(m.machineId)));
