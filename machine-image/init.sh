@@ -15,11 +15,13 @@ mounted /dev/shm || { mkdir -p /dev/shm && mount -t tmpfs -o mode=1777,nosuid,no
 hostname hyperdesk  # /proc/sys/kernel/hostname is not writable here: its owner is the host's root
 ip link set lo up
 ( ip link set eth0 up 2>/dev/null && exec busybox udhcpc -i eth0 -f -S -s /opt/hyperdesk/udhcpc.sh ) >/dev/null 2>&1 &
-install -d -m 0700 -o user -g user /run/hyperdesk
 # The machine's display name (machine-name.sh), from the guest API: /dev/lxd under LXD, /dev/incus under Incus.
+# Written while the run dir is still root's: nothing the user runs can plant a link where root writes.
+install -d -m 0700 /run/hyperdesk
 . /opt/hyperdesk/machine-name.sh
 guest_api=/dev/lxd/sock; [ -S "$guest_api" ] || guest_api=/dev/incus/sock
 machine_name "$guest_api" /run/hyperdesk/name
+chown user:user /run/hyperdesk
 # The home is a storage volume (a new one belongs to root): the user's own, not recursively (it may be large).
 chown user:user /home/user && chmod 0700 /home/user
 trap 'kill -TERM -1 2>/dev/null; exit 0' PWR TERM INT
