@@ -4,6 +4,8 @@
  * deleted, the bubblewrap `local` provider was measured beside it in the same run: README, Benchmarks.)
  *   - start of an existing (stopped) machine → online (the provider reports it running and VNC greets) and →
  *     content (the desktop's terminal window is up), p50/p95 over RUNS;
+ *   - the first start of a new machine (its instance made from the image, then started) → online and → content,
+ *     p50/p95 over RUNS new machines, each destroyed after;
  *   - 10 existing machines started together: until all are online;
  *   - Start All and Stop All of a 40-machine classroom (existing machines): until all online / all stopped;
  *   - memory per idle desktop: PSS of every process of the desktop (its container's processes and its
@@ -133,20 +135,24 @@ async function startOnce(s: Subject, m: { machineId: string; name: string }): Pr
 }
 
 /** The classroom's machines: new ones, or under KEEP_DIR those of the run before (as many more as the size asks). */
-function classroom(): { machineId: string; name: string }[] {
+function classroom(): { machines: { machineId: string; name: string }[]; made: number } {
   const file = KEEP_DIR ? `${KEEP_DIR}/bench-machines.json` : null;
   const kept: { machineId: string; name: string }[] = file && existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : [];
   const machines = Array.from({ length: CLASS }, (_, i) => kept[i] ?? { machineId: randomUUID(), name: `Bench desk ${i + 1}` });
   if (file) writeFileSync(file, JSON.stringify(machines));
-  return machines;
+  return { machines, made: Math.max(0, CLASS - kept.length) };
 }
 
 async function measure(s: Subject) {
-  const machines = classroom();
+  const { machines, made } = classroom();
   const first = machines[0]!;
-  // Make every machine once (first start: the instance or user is created), then stop them all.
+  // Make every machine once (first start: the instance is created), then stop them all. Timed where all are new: a
+  // new course's first Start All.
+  const tMade = performance.now();
   await inPool(machines, START_CONCURRENCY, (m) => s.provider.start(m));
-  for (const m of machines) await until('made', () => online(s, m.machineId));
+  for (const m of machines) await until('made', () => online(s, m.machineId), 600_000);
+  const madeAll = performance.now() - tMade;
+  if (made === CLASS) console.log(`  Start All of ${CLASS} new machines → all online: ${fmtMs(madeAll)}`);
   const pss = await idlePss(s, machines);
   await Promise.all(machines.map((m) => s.provider.stop(m.machineId)));
 
@@ -154,6 +160,12 @@ async function measure(s: Subject) {
   for (let r = 0; r < RUNS; r++) {
     single.push(await startOnce(s, first));
     await s.provider.stop(first.machineId);
+  }
+  const fresh: { online: number; content: number }[] = [];
+  for (let r = 0; r < RUNS; r++) {
+    const m = { machineId: randomUUID(), name: `Bench new desk ${r + 1}` };
+    fresh.push(await startOnce(s, m));
+    await s.provider.destroy(m.machineId);
   }
   const t10 = performance.now();
   await Promise.all(machines.slice(0, 10).map((m) => s.provider.start(m)));
@@ -191,7 +203,7 @@ async function measure(s: Subject) {
   await Promise.all(machines.map((m) => s.provider.stop(m.machineId)));
   await until('all stopped', async () => (await s.provider.list()).length === 0);
   const stopAll = performance.now() - tStop;
-  return { single, ten, startAll, stopAll, pss };
+  return { single, fresh, ten, startAll, stopAll, pss };
 }
 
 async function main() {
@@ -211,6 +223,9 @@ async function main() {
     console.log(`\n${name}`);
     console.log(`  start → online:  p50 ${fmtMs(percentile(on, 50))}  p95 ${fmtMs(percentile(on, 95))}`);
     console.log(`  start → content: p50 ${fmtMs(percentile(content, 50))}  p95 ${fmtMs(percentile(content, 95))}`);
+    const freshOn = r.fresh.map((x) => x.online);
+    const freshContent = r.fresh.map((x) => x.content);
+    console.log(`  first start of a new machine → online: p50 ${fmtMs(percentile(freshOn, 50))}  p95 ${fmtMs(percentile(freshOn, 95))};  → content: p50 ${fmtMs(percentile(freshContent, 50))}  p95 ${fmtMs(percentile(freshContent, 95))}`);
     console.log(`  10 together → all online: ${fmtMs(r.ten)}`);
     console.log(`  Start All of ${CLASS} → all online: ${fmtMs(r.startAll)};  Stop All → all stopped: ${fmtMs(r.stopAll)}`);
     console.log(`  memory per idle desktop (PSS): ${fmtBytes(r.pss)}`);

@@ -249,29 +249,47 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
 
   /** The members whose shared /usr volume host-setup.sh has filled (it runs on each; a member without one is skipped). */
   const usrReadyOn = new Set<string>();
-  /** The shared /usr for a new desktop on `target`, if that member has it; otherwise the desktop keeps its own. */
-  async function usrDevice(target: string): Promise<Record<string, Record<string, string>>> {
+  /** The image without a /usr of its own (machine-image/build.sh makes it beside the image), once looked up. */
+  let sharedUsrImage: Promise<string | null> | null = null;
+  /**
+   * A new desktop's root on `target`: with the shared /usr where that member has it, made from the image without a /usr
+   * of its own (its first start then remaps a tenth of the files: LXD 5.0 remaps every file of a new root); otherwise
+   * the whole image.
+   */
+  async function rootFor(target: string): Promise<{ image: string; devices: Record<string, Record<string, string>> }> {
+    const whole = { image: opts.image, devices: {} };
     const source = opts.usrVolume;
-    if (!source) return {};
+    if (!source) return whole;
     if (!usrReadyOn.has(target)) {
       const vol = await lxd.get<{ config?: Record<string, string> }>(`/1.0/storage-pools/${opts.pool}/volumes/custom/${source}${at(target)}`).catch(() => null);
       if (vol?.config?.['user.hyperdesk.ready'] !== 'true') {
         opts.log?.warn({ volume: source, member: target || undefined }, 'no shared /usr there: the new desktop keeps its own');
-        return {};
+        return whole;
       }
       usrReadyOn.add(target);
     }
-    return { usr: { type: 'disk', pool: opts.pool, source, path: '/usr', readonly: 'true' } };
+    const alias = `${opts.image}-shared-usr`;
+    sharedUsrImage ??= lxd.get(`/1.0/images/aliases/${alias}`).then(
+      () => alias,
+      (err: unknown) => {
+        if (notFound(err)) return null;
+        sharedUsrImage = null;
+        throw err;
+      },
+    );
+    const usr = { type: 'disk', pool: opts.pool, source, path: '/usr', readonly: 'true' };
+    return { image: (await sharedUsrImage) ?? opts.image, devices: { usr } };
   }
 
   async function create(name: string, machineName: string, homeKey: string, volume: string, target = ''): Promise<void> {
+    const root = await rootFor(target);
     await lxd.send('POST', `/1.0/instances${at(target)}`, {
       name,
       type: 'container',
       profiles: (await wantsGpu()) ? [PROFILE, GPU_PROFILE] : [PROFILE],
-      source: { type: 'image', alias: opts.image },
+      source: { type: 'image', alias: root.image },
       config: { 'user.hyperdesk.name': machineName, 'user.hyperdesk.home': homeKey },
-      devices: { home: homeDevice(volume), ...(await usrDevice(target)) },
+      devices: { home: homeDevice(volume), ...root.devices },
     });
   }
 
