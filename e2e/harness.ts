@@ -77,6 +77,11 @@ export async function closeAllServers(): Promise<void> {
   for (const s of [...started]) await s.close().catch(() => undefined);
 }
 
+/** The last lines each running server wrote (warnings and errors at the default LOG_LEVEL): printed when a test fails. */
+export function serversTail(lines = 80): string {
+  return [...started].map((s) => `--- server ${s.base} (${s.dataDir}), its last ${lines} lines:\n${s.output().split('\n').slice(-lines).join('\n')}`).join('\n');
+}
+
 export async function startServer(
   extraEnv: Record<string, string> = {},
   opts: { readStdout?: boolean; sharedDatabaseUrl?: string } = {},
