@@ -1,12 +1,16 @@
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from './config';
+
+const made: string[] = [];
+afterAll(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
 /** A data dir whose lxd/ holds what host-setup.sh left: the image's alias and the volume of its shared /usr. */
 function dataDir(usrVolume?: string): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'hd-config-'));
+  made.push(dir);
   mkdirSync(path.join(dir, 'lxd'));
   writeFileSync(path.join(dir, 'lxd', 'image'), 'hyperdesk-desktop-0123456789abcdef\n');
   if (usrVolume !== undefined) writeFileSync(path.join(dir, 'lxd', 'usr-volume'), usrVolume);

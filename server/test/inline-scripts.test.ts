@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -19,5 +19,6 @@ describe('inline script hashes for the Content-Security-Policy', () => {
     expect(inlineScriptSources(dir)).toEqual([]);
     writeFileSync(path.join(dir, 'index.html'), '<script>alert(1)</script>');
     expect(inlineScriptSources(dir)).toEqual(["'sha256-bhHHL3z2vDgxUt0W3dWQOrprscmda2Y5pLsLg4GF+pI='"]);
+    rmSync(dir, { recursive: true, force: true });
   });
 });
