@@ -135,16 +135,16 @@ async function startOnce(s: Subject, m: { machineId: string; name: string }): Pr
 }
 
 /** The classroom's machines: new ones, or under KEEP_DIR those of the run before (as many more as the size asks). */
-function classroom(): { machines: { machineId: string; name: string }[]; made: number } {
+function classroom(): { machines: { machineId: string; name: string }[]; allNew: boolean } {
   const file = KEEP_DIR ? `${KEEP_DIR}/bench-machines.json` : null;
   const kept: { machineId: string; name: string }[] = file && existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : [];
   const machines = Array.from({ length: CLASS }, (_, i) => kept[i] ?? { machineId: randomUUID(), name: `Bench desk ${i + 1}` });
   if (file) writeFileSync(file, JSON.stringify(machines));
-  return { machines, made: Math.max(0, CLASS - kept.length) };
+  return { machines, allNew: kept.length === 0 };
 }
 
 async function measure(s: Subject) {
-  const { machines, made } = classroom();
+  const { machines, allNew } = classroom();
   const first = machines[0]!;
   // Make every machine once (first start: the instance is created), then stop them all. Timed where all are new: a
   // new course's first Start All.
@@ -152,7 +152,7 @@ async function measure(s: Subject) {
   await inPool(machines, START_CONCURRENCY, (m) => s.provider.start(m));
   for (const m of machines) await until('made', () => online(s, m.machineId), 600_000);
   const madeAll = performance.now() - tMade;
-  if (made === CLASS) console.log(`  Start All of ${CLASS} new machines → all online: ${fmtMs(madeAll)}`);
+  if (allNew) console.log(`  Start All of ${CLASS} new machines → all online: ${fmtMs(madeAll)}`);
   const pss = await idlePss(s, machines);
   await Promise.all(machines.map((m) => s.provider.stop(m.machineId)));
 
@@ -206,6 +206,8 @@ async function measure(s: Subject) {
   return { single, fresh, ten, startAll, stopAll, pss };
 }
 
+const p50p95 = (ms: number[]) => `p50 ${fmtMs(percentile(ms, 50))}  p95 ${fmtMs(percentile(ms, 95))}`;
+
 async function main() {
   console.log(`Machine providers on this host: ${RUNS} starts of an existing machine, 10 together, a classroom of ${CLASS}.`);
   const results = new Map<string, Awaited<ReturnType<typeof measure>>>();
@@ -218,14 +220,10 @@ async function main() {
     }
   }
   for (const [name, r] of results) {
-    const on = r.single.map((x) => x.online);
-    const content = r.single.map((x) => x.content);
     console.log(`\n${name}`);
-    console.log(`  start → online:  p50 ${fmtMs(percentile(on, 50))}  p95 ${fmtMs(percentile(on, 95))}`);
-    console.log(`  start → content: p50 ${fmtMs(percentile(content, 50))}  p95 ${fmtMs(percentile(content, 95))}`);
-    const freshOn = r.fresh.map((x) => x.online);
-    const freshContent = r.fresh.map((x) => x.content);
-    console.log(`  first start of a new machine → online: p50 ${fmtMs(percentile(freshOn, 50))}  p95 ${fmtMs(percentile(freshOn, 95))};  → content: p50 ${fmtMs(percentile(freshContent, 50))}  p95 ${fmtMs(percentile(freshContent, 95))}`);
+    console.log(`  start → online:  ${p50p95(r.single.map((x) => x.online))}`);
+    console.log(`  start → content: ${p50p95(r.single.map((x) => x.content))}`);
+    console.log(`  first start of a new machine → online: ${p50p95(r.fresh.map((x) => x.online))};  → content: ${p50p95(r.fresh.map((x) => x.content))}`);
     console.log(`  10 together → all online: ${fmtMs(r.ten)}`);
     console.log(`  Start All of ${CLASS} → all online: ${fmtMs(r.startAll)};  Stop All → all stopped: ${fmtMs(r.stopAll)}`);
     console.log(`  memory per idle desktop (PSS): ${fmtBytes(r.pss)}`);
