@@ -64,6 +64,12 @@ install -m 0755 "$here/udhcpc.sh" "$r/opt/hyperdesk/udhcpc.sh"
 install -m 0644 "$here/machine-name.sh" "$r/opt/hyperdesk/machine-name.sh"
 mkdir -p "$r/sbin" && ln -sf /opt/hyperdesk/init "$r/sbin/init"
 echo hyperdesk > "$r/etc/hostname"
+# The init's tmpfs mounts (one `mount -a`): /run and /tmp, and /dev/shm in LXD's /dev.
+cat > "$r/etc/fstab" <<'EOF'
+tmpfs /run tmpfs mode=0755,nosuid,nodev,size=64m 0 0
+tmpfs /tmp tmpfs mode=1777,nosuid,nodev,size=1g 0 0
+tmpfs /dev/shm tmpfs mode=1777,nosuid,nodev,size=512m,X-mount.mkdir 0 0
+EOF
 ln -sf /run/resolv.conf "$r/etc/resolv.conf"
 # The GStreamer plugin registry, built once here instead of at every agent start.
 mkdir -p "$r/var/cache/gstreamer-1.0"

@@ -6,14 +6,24 @@
 # as this instance's own user), never through a host path. When X ends the script ends and init starts it again.
 set -u
 exec >/dev/null 2>&1
+# The init starts this with an empty environment.
+export HOME=/home/user USER=user LOGNAME=user SHELL=/bin/bash LANG=C.UTF-8 TERM=xterm \
+  PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin GST_REGISTRY=/var/cache/gstreamer-1.0/registry.bin GST_REGISTRY_UPDATE=no
 R=/run/hyperdesk
 SCREEN=1920x1080
 cd "$HOME"
 NAME=
 IFS= read -r NAME < "$R/name" 2>/dev/null
 NAME=${NAME:-Hyperdesk}
-rm -f "$R/vnc.sock" "$R/agent.sock" "$R/xauth" "$R/wm-ready" /tmp/.X0-lock /tmp/.X11-unix/X0
-xauth -q -f "$R/xauth" add :0 . "$(mcookie)"
+# What a session before this one left (none at a machine's start: /run and /tmp are new).
+left=()
+for f in "$R/vnc.sock" "$R/agent.sock" "$R/xauth" "$R/wm-ready" /tmp/.X0-lock /tmp/.X11-unix/X0; do
+  [ -e "$f" ] || [ -L "$f" ] && left+=("$f")
+done
+[ ${#left[@]} -eq 0 ] || rm -f "${left[@]}"
+# X's cookie: 128 bits from the kernel's random source (bash's SRANDOM is getrandom(2)), as mcookie makes it.
+printf -v cookie '%08x%08x%08x%08x' "$SRANDOM" "$SRANDOM" "$SRANDOM" "$SRANDOM"
+xauth -q -f "$R/xauth" add :0 . "$cookie"
 # VNC only on the Unix socket (-rfbport -1: no TCP port, not even inside the instance), without a password (the
 # socket is this user's, reached only through LXD's exec API), every viewer shared (the wall's input connection beside
 # the student's), the size set by the agent alone (a VNC viewer cannot resize the student's desktop). Xvnc follows a
@@ -42,7 +52,7 @@ python3 /opt/hyperdesk-agent/agent.py --display :0 --xauthority "$R/xauth" --soc
   --pulse-server "unix:$R/pulse/native" --dtls-key "$HOME/.local/state/hyperdesk/dtls-key.pem" 2>>/tmp/agent.log &
 n=0
 until [ -S "$R/vnc.sock" ] || [ "$n" -gt 200 ]; do kill -0 "$xpid" 2>/dev/null || exit 3; n=$((n+1)); read -t 0.05 -u 9; done
-mkdir -p -m 700 "$R/pulse" /tmp/xdg && chmod 700 /tmp/xdg
+mkdir -p -m 700 "$R/pulse" /tmp/xdg
 XDG_RUNTIME_DIR=/tmp/xdg pulseaudio --daemonize=no --exit-idle-time=-1 -n --use-pid-file=no \
   --load="module-native-protocol-unix socket=$R/pulse/native auth-anonymous=1" \
   --load="module-null-sink sink_name=desktop" --load=module-always-sink &
@@ -66,9 +76,9 @@ gpid=$!
 gcpu=0
 # The demo pauses once its window is on the screen: it draws when someone watches (below), and until then its first
 # frames cost a class of 40 a few CPU-seconds for nobody (the window's gears were drawn after 2 ticks on a 2-core
-# Xeon, but the pause came at 25: a look every 0.1 s, and 5 ticks more after the window showed). A look (xdotool)
-# each time its CPU doubles (1, 2, 4… ticks: on a 2-core EPYC VM llvmpipe had not mapped the window after 10), and
-# at most 1 s of its CPU in all.
+# Xeon, but the pause came at 25: a look every 0.1 s, and 5 ticks more after the window showed). A look (xwininfo,
+# half of xdotool's CPU) each time its CPU doubles (1, 2, 4… ticks: on a 2-core EPYC VM llvmpipe had not mapped the
+# window after 10), and at most 1 s of its CPU in all.
 gnext=1
 gmapped=0
 cpu_of() { local s; read -r s < "/proc/$1/stat" 2>/dev/null || return 1; s=${s##*) }; set -- $s; gcpu=$(( ${12} + ${13} )); }
@@ -78,7 +88,8 @@ window_shown() {
   [ "$gcpu" -ge 100 ] && return 0
   [ "$gcpu" -ge "$gnext" ] || return 1
   gnext=$((gcpu * 2))
-  xdotool search --onlyvisible --name '^glxgears$' >/dev/null 2>&1 && gmapped=1
+  local info
+  info=$(xwininfo -name glxgears 2>/dev/null) && [[ $info == *'Map State: IsViewable'* ]] && gmapped=1
   [ "$gmapped" = 1 ]
 }
 n=0
