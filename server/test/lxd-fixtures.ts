@@ -98,7 +98,11 @@ export async function lxdDeployment(
  * and answers the settings it left in DATA_DIR/lxd/env (LXD_URL). removeProject(lxdProjectFor(dataDir)) undoes it.
  */
 export async function prepareLxd(dataDir: string, engine: Engine = LXD): Promise<Record<string, string>> {
-  await promisify(execFile)('sh', [SETUP], { env: { ...process.env, ...engine.setupEnv, DATA_DIR: dataDir }, timeout: 3_600_000, maxBuffer: 1 << 24 });
+  await promisify(execFile)('sh', [SETUP], { env: { ...process.env, ...engine.setupEnv, DATA_DIR: dataDir }, timeout: 3_600_000, maxBuffer: 1 << 24 }).catch((err: Error & { stdout?: string }) => {
+    // Its progress says which step failed (a command that fails silently leaves only that).
+    err.message += `\nhost-setup.sh printed, last:\n${(err.stdout ?? '').trim().split('\n').slice(-15).join('\n')}`;
+    throw err;
+  });
   const env = Object.fromEntries(readFileSync(path.join(dataDir, 'lxd', 'env'), 'utf8').trim().split('\n').map((l) => l.split('=') as [string, string]));
   const usr = path.join(dataDir, 'lxd', 'usr-volume');
   return existsSync(usr) ? { ...env, LXD_USR_VOLUME: readFileSync(usr, 'utf8').trim() } : env;
