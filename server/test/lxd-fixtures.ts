@@ -136,10 +136,9 @@ export function removeProject(project: string, cli: Engine['cli'] = 'lxc'): void
     const name = p.split(',')[0];
     if (name && name !== 'default') gone(['profile', 'delete', name, '--project', project]);
   }
-  for (const c of q(['config', 'trust', 'list', '--format', 'csv']).split('\n')) {
-    const [, name, , fingerprint] = c.split(',');
-    if (name === `hyperdesk-${project}` && fingerprint) q(['config', 'trust', 'remove', fingerprint]);
-  }
+  // JSON: the two engines' CSV columns differ (Incus puts the name first), and a test on Incus left its certificate.
+  const certs = JSON.parse(q(['config', 'trust', 'list', '--format', 'json']) || '[]') as { name: string; fingerprint: string }[];
+  for (const c of certs) if (c.name === `hyperdesk-${project}`) q(['config', 'trust', 'remove', c.fingerprint]);
   const exists = q(['project', 'list', '--format', 'csv']).split('\n').some((l) => l.split(',')[0]!.replace(' (current)', '') === project);
   if (exists) gone(['project', 'delete', project]);
 }
