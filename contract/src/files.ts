@@ -28,11 +28,17 @@ export const FileEntry = z.object({
 });
 export type FileEntry = z.infer<typeof FileEntry>;
 
+/** The home's disk: what its files take and its quota (the desktop's own file manager shows the whole pool's). */
+export const HomeSpace = z.object({ usedBytes: z.number(), quotaBytes: z.number() });
+export type HomeSpace = z.infer<typeof HomeSpace>;
+
 export const FolderListing = z.object({
   path: z.string(),
   entries: z.array(FileEntry),
   /** Entries past MAX_LISTED, not listed. */
   more: z.number(),
+  /** The home's disk, or null where the machine's provider cannot tell. */
+  space: HomeSpace.nullable(),
 });
 export type FolderListing = z.infer<typeof FolderListing>;
 

@@ -66,6 +66,8 @@ it('a 5 MB file picked in the Files panel has the same sha256 in ~/Uploads; a dr
   await panel.getByRole('button', { name: 'Refresh' }).click();
   const entry = panel.getByRole('button', { name: /handin\.bin/ });
   await entry.waitFor({ timeout: 30_000 });
+  // The home's disk against its quota (MACHINE_DISK_MB, 20,480 MB by default), which the desktop's file manager cannot show.
+  expect(await panel.getByTestId('files-space').innerText()).toMatch(/^Home folder: ([5-9]|\d\d)(\.\d)? MB of 19\.1 GB used, [\d.]+ GB free$/); // the uploads' 5 MB at least
   await snap(tab, 'files-panel');
   const [download] = await Promise.all([tab.waitForEvent('download', { timeout: 120_000 }), entry.click()]).catch(async (err: unknown) => {
     // What the panel said meanwhile (progress, an error) tells a download that never came from one that never left.

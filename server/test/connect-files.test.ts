@@ -117,6 +117,12 @@ describe('desktop files', () => {
     const names = listed.body.entries.map((e: { name: string }) => e.name).sort();
     expect(names).toEqual(['report (1).bin', 'report.bin']); // no part file left behind
     expect(await ask('stat -c %U ~/Uploads/report.bin')).toBe('user');
+    // The home's disk beside the listing, as LXD counts its volume: the quota (diskMb: 120 MB here), and the uploads
+    // at once (btrfs counts a write at its commit: an upload ends with a syncfs).
+    const { space } = (await list(owner.token, 'Uploads')).body;
+    expect(space.quotaBytes).toBe(120e6);
+    expect(space.usedBytes).toBeGreaterThanOrEqual(data.length);
+    expect(space.usedBytes).toBeLessThan(space.quotaBytes);
   }, 300_000);
 
   it('a file made in the desktop downloads with the same sha256 and its name', async () => {

@@ -3086,6 +3086,10 @@ export interface operations {
                             modifiedAt: string;
                         }[];
                         more: number;
+                        space: {
+                            usedBytes: number;
+                            quotaBytes: number;
+                        } | null;
                     };
                 };
             };

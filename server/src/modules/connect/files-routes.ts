@@ -77,13 +77,17 @@ export async function connectFilesRoutes(v1: FastifyInstance, ctx: Ctx): Promise
       const q = req.query as z.infer<typeof FilesQuery>;
       const { machineId, files: f } = await reach(req, q.packId);
       const shown = q.path ? `~/${q.path}` : 'Your home folder';
-      const listing = await f.list(machineId, q.path, MAX_LISTED).catch((err: unknown) => {
-        throw refusal(err, shown);
-      });
+      const [listing, space] = await Promise.all([
+        f.list(machineId, q.path, MAX_LISTED).catch((err: unknown) => {
+          throw refusal(err, shown);
+        }),
+        f.space(machineId).catch(() => null),
+      ]);
       return {
         path: q.path,
         more: listing.more,
         entries: listing.entries.map((e) => ({ name: e.name, folder: e.folder, size: e.size, modifiedAt: new Date(e.mtime * 1000).toISOString() })),
+        space,
       };
     });
 
@@ -101,7 +105,8 @@ export async function connectFilesRoutes(v1: FastifyInstance, ctx: Ctx): Promise
       const shown = `"${name}"`;
       if (size > MAX_UPLOAD_BYTES) throw new HttpError(413, `Files up to ${formatBytes(MAX_UPLOAD_BYTES)} can be uploaded; ${shown} is ${formatBytes(size)}.`, 'too-large');
       const { machineId, files: f } = await reach(req, q.packId);
-      const free = await f.freeBytes(machineId).catch(() => null);
+      const space = await f.space(machineId).catch(() => null);
+      const free = space && Math.max(0, space.quotaBytes - space.usedBytes);
       if (free !== null && size > free) {
         throw new HttpError(413, `The machine's disk has ${formatBytes(free)} free, too little for ${shown} (${formatBytes(size)}). ${MAKE_ROOM}`, 'disk-full');
       }

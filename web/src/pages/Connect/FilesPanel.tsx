@@ -1,6 +1,6 @@
 import { useId, useRef, useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
-import { DOWNLOADS_FOLDER, MAX_UPLOAD_BYTES, UPLOADS_FOLDER } from '@hyperdesk/contract';
+import { DOWNLOADS_FOLDER, MAX_UPLOAD_BYTES, UPLOADS_FOLDER, type HomeSpace } from '@hyperdesk/contract';
 import { ApiError } from '../../api/http';
 import { folderQuery } from '../../api/files';
 import { formatBytes, type Transfer } from './transfers';
@@ -49,6 +49,7 @@ export function FilesPanel(p: FilesPanelProps) {
           e.target.value = '';
         }} />
       <button type="button" className={`${styles.primary} ${own.upload}`} onClick={() => picker.current?.click()}>Upload files…</button>
+      {folder.data?.space ? <SpaceLine space={folder.data.space} /> : null}
 
       {p.transfers.length ? (
         <ul className={own.transfers} aria-label="Transfers">
@@ -113,6 +114,22 @@ export function FilesPanel(p: FilesPanelProps) {
           {folder.data.more ? <li className={styles.hint}>and {folder.data.more} more not listed</li> : null}
         </ul>
       )}
+    </div>
+  );
+}
+
+/**
+ * The home's disk against its quota: the desktop's own file manager (and `df`) show the whole storage pool's free
+ * space, not what this home may still take.
+ */
+function SpaceLine({ space }: { space: HomeSpace }) {
+  const free = Math.max(0, space.quotaBytes - space.usedBytes);
+  return (
+    <div className={own.space} data-testid="files-space">
+      <meter min={0} max={space.quotaBytes} value={Math.min(space.usedBytes, space.quotaBytes)} low={space.quotaBytes * 0.8} high={space.quotaBytes * 0.95} optimum={0} aria-label="Home folder's disk in use" />
+      <span>
+        Home folder: {formatBytes(space.usedBytes)} of {formatBytes(space.quotaBytes)} used, {formatBytes(free)} free
+      </span>
     </div>
   );
 }

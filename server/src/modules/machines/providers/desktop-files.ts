@@ -35,6 +35,6 @@ export interface DesktopFiles {
   upload(machineId: string, f: { dir: string; name: string; size: number; body: Readable }): Promise<{ name: string; size: number }>;
   /** A regular file's bytes as a stream (ended early, with an error, if the file shrank meanwhile). */
   download(machineId: string, path: string): Promise<{ name: string; size: number; body: Readable }>;
-  /** Bytes left in the home's quota, or null when the provider cannot tell. */
-  freeBytes(machineId: string): Promise<number | null>;
+  /** What the home's files take and its quota, or null when the provider cannot tell. */
+  space(machineId: string): Promise<{ usedBytes: number; quotaBytes: number } | null>;
 }

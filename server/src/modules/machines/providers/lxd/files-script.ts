@@ -5,7 +5,8 @@
  * happened: a full quota (EDQUOT/ENOSPC), a place the user may not write (EACCES, EPERM, EROFS)…
  *
  * `put` writes into a hidden part file created with O_EXCL|O_NOFOLLOW beside the destination, checks it received
- * exactly the announced size, then hard-links it under the first free name ("a.txt", "a (1).txt"…): an existing
+ * exactly the announced size, makes it durable (syncfs: on btrfs this also commits it into the home's quota figures, so
+the Files panel's "used" counts it at once), then hard-links it under the first free name ("a.txt", "a (1).txt"…): an existing
  * name, even a link the tenant planted, is never opened or overwritten. SIGTERM (the client went away) removes the
  * part file.
  */
@@ -57,6 +58,11 @@ def candidates(name):
     for i in range(1, 1000):
         yield '%s (%d)%s' % (stem, i, ext)
 
+def syncfs(fd):
+    import ctypes
+    if ctypes.CDLL(None, use_errno=True).syncfs(fd) != 0:
+        raise OSError(ctypes.get_errno(), 'syncfs')
+
 def put(rel, name, size):
     path = inside(rel)
     os.makedirs(path, exist_ok=True)
@@ -75,10 +81,11 @@ def put(rel, name, size):
             view = memoryview(chunk)
             while view:
                 view = view[os.write(fd, view):]
-        os.close(fd)
-        fd = -1
         if got != size:
             fail('incomplete', '%d of %d bytes' % (got, size))
+        syncfs(fd)
+        os.close(fd)
+        fd = -1
         for cand in candidates(name):
             try:
                 os.link(part, cand, src_dir_fd=d, dst_dir_fd=d, follow_symlinks=False)

@@ -281,14 +281,14 @@ export function createLxdFiles(lxd: LxdClient, instanceOf: (machineId: string) =
       }
     },
 
-    async freeBytes(machineId) {
+    async space(machineId) {
       const volume = await homeVolumeOf(machineId);
       if (!volume) return null;
       const state = await lxd.get<{ usage?: { used?: number; total?: number } | null }>(`/1.0/storage-pools/${pool}/volumes/custom/${volume}/state`).catch(() => null);
       const used = state?.usage?.used;
       const total = state?.usage?.total;
       if (typeof used !== 'number' || typeof total !== 'number' || total <= 0) return null;
-      return Math.max(0, total - used);
+      return { usedBytes: used, quotaBytes: total };
     },
   };
 }
