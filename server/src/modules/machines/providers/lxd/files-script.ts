@@ -5,10 +5,10 @@
  * happened: a full quota (EDQUOT/ENOSPC), a place the user may not write (EACCES, EPERM, EROFS)…
  *
  * `put` writes into a hidden part file created with O_EXCL|O_NOFOLLOW beside the destination, checks it received
- * exactly the announced size, makes it durable (syncfs: on btrfs this also commits it into the home's quota figures, so
-the Files panel's "used" counts it at once), then hard-links it under the first free name ("a.txt", "a (1).txt"…): an existing
- * name, even a link the tenant planted, is never opened or overwritten. SIGTERM (the client went away) removes the
- * part file.
+ * exactly the announced size, makes it durable (syncfs: on btrfs this also commits it into the home's quota figures,
+ * so the Files panel's "used" counts it at once), then hard-links it under the first free name ("a.txt",
+ * "a (1).txt"…): an existing name, even a link the tenant planted, is never opened or overwritten. SIGTERM (the
+ * client went away) removes the part file.
  */
 export const FILES_SCRIPT = String.raw`
 import errno, json, os, signal, stat, sys
