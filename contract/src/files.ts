@@ -32,6 +32,17 @@ export type FileEntry = z.infer<typeof FileEntry>;
 export const HomeSpace = z.object({ usedBytes: z.number(), quotaBytes: z.number() });
 export type HomeSpace = z.infer<typeof HomeSpace>;
 
+/** What the home may still take. */
+export const homeFreeBytes = (s: HomeSpace): number => Math.max(0, s.quotaBytes - s.usedBytes);
+
+/** 1.5 GB, 20 MB, 512 KB: sizes in the messages users read (the server's refusals and the Files panel alike). */
+export function formatBytes(n: number): string {
+  if (n >= 1024 ** 3) return `${+(n / 1024 ** 3).toFixed(1)} GB`;
+  if (n >= 1024 ** 2) return `${+(n / 1024 ** 2).toFixed(1)} MB`;
+  if (n >= 1024) return `${Math.round(n / 1024)} KB`;
+  return `${n} bytes`;
+}
+
 export const FolderListing = z.object({
   path: z.string(),
   entries: z.array(FileEntry),

@@ -18,11 +18,3 @@ export function safeFileName(raw: string): string | null {
   while (Buffer.byteLength(stem.join('') + ext) > MAX_NAME_BYTES) stem = stem.slice(0, -1);
   return stem.join('') + ext;
 }
-
-/** 1.5 GB, 20 MB, 512 KB: sizes in the messages users read. */
-export function formatBytes(n: number): string {
-  if (n >= 1024 ** 3) return `${+(n / 1024 ** 3).toFixed(1)} GB`;
-  if (n >= 1024 ** 2) return `${+(n / 1024 ** 2).toFixed(1)} MB`;
-  if (n >= 1024) return `${Math.round(n / 1024)} KB`;
-  return `${n} bytes`;
-}

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { and, eq, gt, isNull } from 'drizzle-orm';
-import { FilesQuery, FolderListing, MAX_DOWNLOAD_BYTES, MAX_LISTED, MAX_UPLOAD_BYTES, UPLOADS_FOLDER, UploadAnswer, UploadQuery } from '@hyperdesk/contract';
+import { FilesQuery, FolderListing, MAX_DOWNLOAD_BYTES, MAX_LISTED, MAX_UPLOAD_BYTES, UPLOADS_FOLDER, UploadAnswer, UploadQuery, formatBytes, homeFreeBytes } from '@hyperdesk/contract';
 import type { z } from 'zod';
 import type { Ctx } from '../../context';
 import { connectSessions } from '../../db/schema/index';
@@ -9,7 +9,7 @@ import { principalOf } from '../../http/auth';
 import { FilesError, type DesktopFiles } from '../machines/providers/desktop-files';
 import { canConnect } from './access';
 import { ALIVE_STALE_MS } from './sessions';
-import { formatBytes, safeFileName } from './file-names';
+import { safeFileName } from './file-names';
 
 const LIST_RATE_LIMIT = { max: 120, timeWindow: 60_000 };
 const TRANSFER_RATE_LIMIT = { max: 60, timeWindow: 60_000 };
@@ -106,7 +106,7 @@ export async function connectFilesRoutes(v1: FastifyInstance, ctx: Ctx): Promise
       if (size > MAX_UPLOAD_BYTES) throw new HttpError(413, `Files up to ${formatBytes(MAX_UPLOAD_BYTES)} can be uploaded; ${shown} is ${formatBytes(size)}.`, 'too-large');
       const { machineId, files: f } = await reach(req, q.packId);
       const space = await f.space(machineId).catch(() => null);
-      const free = space && Math.max(0, space.quotaBytes - space.usedBytes);
+      const free = space && homeFreeBytes(space);
       if (free !== null && size > free) {
         throw new HttpError(413, `The machine's disk has ${formatBytes(free)} free, too little for ${shown} (${formatBytes(size)}). ${MAKE_ROOM}`, 'disk-full');
       }

@@ -1,9 +1,9 @@
 import { useId, useRef, useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
-import { DOWNLOADS_FOLDER, MAX_UPLOAD_BYTES, UPLOADS_FOLDER, type HomeSpace } from '@hyperdesk/contract';
+import { DOWNLOADS_FOLDER, MAX_UPLOAD_BYTES, UPLOADS_FOLDER, formatBytes, homeFreeBytes, type HomeSpace } from '@hyperdesk/contract';
 import { ApiError } from '../../api/http';
 import { folderQuery } from '../../api/files';
-import { formatBytes, type Transfer } from './transfers';
+import type { Transfer } from './transfers';
 import styles from './Connect.module.css';
 import own from './FilesPanel.module.css';
 
@@ -123,7 +123,7 @@ export function FilesPanel(p: FilesPanelProps) {
  * space, not what this home may still take.
  */
 function SpaceLine({ space }: { space: HomeSpace }) {
-  const free = Math.max(0, space.quotaBytes - space.usedBytes);
+  const free = homeFreeBytes(space);
   return (
     <div className={own.space} data-testid="files-space">
       <meter min={0} max={space.quotaBytes} value={Math.min(space.usedBytes, space.quotaBytes)} low={space.quotaBytes * 0.8} high={space.quotaBytes * 0.95} optimum={0} aria-label="Home folder's disk in use" />

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
-import { MAX_UPLOAD_BYTES } from '@hyperdesk/contract';
+import { MAX_UPLOAD_BYTES, formatBytes } from '@hyperdesk/contract';
 import { ApiError } from '../../api/http';
 import { downloadFile, uploadFile } from '../../api/files';
 
@@ -14,14 +14,6 @@ export interface Transfer {
   /** Where an upload went, or why a transfer failed. */
   message: string;
   cancel(): void;
-}
-
-/** 1.5 GB, 20 MB, 512 KB. */
-export function formatBytes(n: number): string {
-  if (n >= 1024 ** 3) return `${+(n / 1024 ** 3).toFixed(1)} GB`;
-  if (n >= 1024 ** 2) return `${+(n / 1024 ** 2).toFixed(1)} MB`;
-  if (n >= 1024) return `${Math.round(n / 1024)} KB`;
-  return `${n} bytes`;
 }
 
 /** Transfers of this tab running at once. */
