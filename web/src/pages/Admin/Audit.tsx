@@ -5,6 +5,7 @@ import { adminAuditQuery, downloadAuditCsv, type AuditFilters } from '../../api/
 import { ActionStatus, Badge, formatDate, Panel } from './parts';
 import { KeysetTable } from './KeysetTable';
 import styles from './Admin.module.css';
+import { saveFile } from '../../lib/save-file';
 
 const json = (v: unknown) => (v === null || v === undefined ? '—' : JSON.stringify(v, null, 1));
 
@@ -36,18 +37,6 @@ function Actor({ actor }: { actor: AuditActor }) {
     );
   }
   return <td>{actor.email}</td>;
-}
-
-/** Saves a downloaded file under the name the server suggested. */
-function save(blob: Blob, filename: string) {
-  const url = URL.createObjectURL(blob);
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = filename;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
 /** The three filters, applied together on submit (Enter or the button). */
@@ -90,7 +79,7 @@ export default function Audit() {
   const result = useInfiniteQuery(adminAuditQuery(filters));
   const exporting = useMutation({
     mutationFn: () => downloadAuditCsv(filters),
-    onSuccess: ({ blob, filename }) => save(blob, filename),
+    onSuccess: ({ blob, filename }) => saveFile(blob, filename),
   });
   const filtered = Object.values(filters).some(Boolean);
   return (
