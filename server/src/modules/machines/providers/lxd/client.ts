@@ -40,6 +40,21 @@ export class LxdError extends Error {
   }
 }
 
+/** The thing asked about does not exist (any more). */
+export const notFound = (err: unknown) => err instanceof LxdError && err.status === 404;
+/** LXD refuses a change to an instance while another operation runs on it (a create that a killed server began). */
+export const busy = (err: unknown) => /is busy running an? "?\w+"? operation/i.test((err as Error)?.message ?? '');
+/** A delete of something already gone is done. */
+export const ignoreMissing = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (err: unknown) => {
+      if (!notFound(err)) throw err;
+    },
+  );
+/** The query that sends a request to one cluster member (`target`), or none ('' on one host). */
+export const at = (target: string) => (target ? `?target=${encodeURIComponent(target)}` : '');
+
 interface LxdResponse<T> {
   type: 'sync' | 'async' | 'error';
   status_code: number;

@@ -1,13 +1,17 @@
-import { createHash } from 'node:crypto';
 import type { Endpoint } from '../endpoint';
 import { rfbAnswers } from '../rfb';
 import type { MachineProvider, ObservedDesktop } from '../types';
-import { LxdError, type LxdClient } from './client';
+import { at, busy, ignoreMissing, notFound, type LxdClient } from './client';
 import { perKeySerial } from '../serial';
 import { socketInInstance } from './exec-stream';
 import { createLxdFiles } from './files';
 import { createDesktopLinks, type LinkSocket } from './link';
 import { createCluster, currentOf, instanceName, parseInstance, staleOf } from './cluster';
+import { createProfiles, GPU_PROFILE } from './profile';
+import { createStorage, volumeOf, type Devices } from './storage';
+
+export { PROFILE } from './profile';
+export { volumeOf } from './storage';
 
 export interface LxdProviderOptions {
   lxd: LxdClient;
@@ -26,14 +30,10 @@ export interface LxdProviderOptions {
   log?: { info(o: object, msg: string): void; warn(o: object, msg: string): void };
 }
 
-export const PROFILE = 'hyperdesk-desktop';
-/** The operator's profile for GPU desktops (docs/providers.md): when it exists, every new desktop gets it and a free GPU. */
-export const GPU_PROFILE = 'hyperdesk-gpu';
 /** The stop reasons of a machine whose cluster member went away (the dashboard shows them). */
 export const HOST_LOST = 'The host this machine ran on went offline, so it stopped. Start runs it on another host with an empty home folder; the files of the old one are kept on that host for support to recover.';
 export const HOST_LOST_SHARED = 'The host this machine ran on went offline, so it stopped. Start runs it on another host, with your files.';
 const ID = /^[A-Za-z0-9-]{1,60}$/;
-const HOME_KEY = /^[A-Za-z0-9_-]{1,140}$/;
 const VNC_SOCKET = '/run/hyperdesk/vnc.sock';
 const AGENT_SOCKET = '/run/hyperdesk/agent.sock';
 /** The numbers the desktop's end of a link knows the sockets by (./link-script.ts). */
@@ -48,33 +48,17 @@ export const instanceOf = (machineId: string) => {
   if (!ID.test(machineId)) throw new Error(`invalid machine id ${JSON.stringify(machineId)}`);
   return `hd-${machineId}`;
 };
-/** A home's custom volume: named by a hash of its key (keys can be longer than a volume name), the key as its description. */
-export const volumeOf = (homeKey: string) => {
-  if (!HOME_KEY.test(homeKey)) throw new Error(`invalid home key ${JSON.stringify(homeKey)}`);
-  return `home-${createHash('sha256').update(homeKey).digest('hex').slice(0, 32)}`;
-};
 
 interface InstanceInfo {
   name: string;
   status: string;
   location?: string;
   config: Record<string, string>;
-  devices: Record<string, Record<string, string>>;
+  devices: Devices;
 }
 
-const notFound = (err: unknown) => err instanceof LxdError && err.status === 404;
-/** LXD refuses a change to an instance while another operation runs on it (a create that a killed server began). */
-const busy = (err: unknown) => /is busy running an? "?\w+"? operation/i.test((err as Error)?.message ?? '');
 /** How long a start waits for an instance's running operation (a create from the image: seconds on a busy host). */
 const BUSY_WAIT_MS = 120_000;
-/** A delete of something already gone is done. */
-const ignoreMissing = (p: Promise<unknown>) =>
-  p.then(
-    () => undefined,
-    (err: unknown) => {
-      if (!notFound(err)) throw err;
-    },
-  );
 
 /**
  * Machines as LXD (or Incus) system containers: one instance per machine from the desktop image, with the
@@ -113,104 +97,9 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
   /** A machine's instance now (a cluster can have replaced `hd-<id>` after losing its member); filled by lookups. */
   const names = new Map<string, string>();
   const removing = new Set<string>();
-  let profileReady: Promise<void> | null = null;
-  let gpuCheckedAt = 0;
-  let gpuWanted = false;
-  let sharedPool: Promise<boolean> | null = null;
-
-  /** The deployment's profile, written from this configuration at the first start (a restart applies new limits). */
-  function ensureProfile(): Promise<void> {
-    profileReady ??= (async () => {
-      const l = opts.limits;
-      const body = {
-        description: 'Hyperdesk desktops (written by the server from its configuration)',
-        config: {
-          'limits.cpu': String(l.cpus),
-          'limits.memory': `${l.memoryMb}MB`,
-          'limits.memory.enforce': 'hard',
-          'limits.processes': String(l.pids),
-          'security.idmap.isolated': 'true',
-          'security.nesting': 'false',
-          'security.privileged': 'false',
-          'security.syscalls.deny_compat': 'true',
-        },
-        devices: {
-          root: { type: 'disk', path: '/', pool: opts.pool, size: `${l.rootMb}MB` },
-          eth0: { type: 'nic', name: 'eth0', network: opts.network, 'security.port_isolation': 'true', 'security.mac_filtering': 'true' },
-        },
-      };
-      try {
-        await lxd.send('PUT', `/1.0/profiles/${PROFILE}`, body);
-      } catch (err) {
-        // Saved, but not yet applied to an instance busy with another operation: it has the profile from its next start.
-        if (busy(err) && /profile change still saved/i.test((err as Error).message)) return;
-        if (!notFound(err)) throw err;
-        await lxd.send('POST', '/1.0/profiles', { name: PROFILE, ...body });
-      }
-    })().catch((err: unknown) => {
-      profileReady = null;
-      throw err;
-    });
-    return profileReady;
-  }
-
-  /** Whether new desktops get a GPU: the operator made the GPU profile in the project (looked at once a minute). */
-  async function wantsGpu(): Promise<boolean> {
-    if (Date.now() - gpuCheckedAt < 60_000) return gpuWanted;
-    gpuWanted = await lxd.get(`/1.0/profiles/${GPU_PROFILE}`).then(
-      () => true,
-      (err: unknown) => {
-        if (notFound(err)) return false;
-        throw err;
-      },
-    );
-    gpuCheckedAt = Date.now();
-    return gpuWanted;
-  }
-
-  /** A pool every member reaches (Ceph): homes follow the desktop to any member. */
-  const poolIsShared = () =>
-    (sharedPool ??= lxd.get<{ driver: string }>(`/1.0/storage-pools/${opts.pool}`).then(
-      (p) => ['ceph', 'cephfs', 'cephobject'].includes(p.driver),
-      () => {
-        sharedPool = null;
-        return false;
-      },
-    ));
-
-  const at = (target: string) => (target ? `?target=${encodeURIComponent(target)}` : '');
-
-  /** The home volume on `target` (a member of a cluster with a local pool; '' elsewhere). */
-  async function ensureVolume(homeKey: string, target = ''): Promise<string> {
-    const name = volumeOf(homeKey);
-    try {
-      await lxd.send('POST', `/1.0/storage-pools/${opts.pool}/volumes/custom${at(target)}`, { name, description: homeKey, config: { size: `${opts.limits.diskMb}MB` } });
-    } catch (err) {
-      if (!(err instanceof LxdError && err.status === 409) && !/already exists/i.test((err as Error).message)) throw err;
-    }
-    return name;
-  }
-
-  /**
-   * The home volume for an instance about to start: the one it mounts already (LXD keeps a volume in use, so it
-   * exists), else asked for. Asking again costs the daemon a look at every instance of the project, on its one
-   * database connection, for each start of a class.
-   */
-  function homeFor(inst: InstanceInfo | null, homeKey: string, target = ''): Promise<string> {
-    const name = volumeOf(homeKey);
-    return inst?.devices.home?.source === name ? Promise.resolve(name) : ensureVolume(homeKey, target);
-  }
-
-  /** Deletes a home volume wherever a copy is (one per member on a local pool); copies on a lost member stay. */
-  async function deleteVolume(homeKey: string): Promise<void> {
-    const name = volumeOf(homeKey);
-    const where = (await cluster.isClustered()) ? await cluster.volumeMembers(opts.pool, name) : [''];
-    for (const member of where) {
-      await ignoreMissing(lxd.send('DELETE', `/1.0/storage-pools/${opts.pool}/volumes/custom/${name}${at(member)}`)).catch((err: unknown) =>
-        opts.log?.warn({ err, volume: name, member }, 'a home volume could not be deleted (its member is offline?)'),
-      );
-    }
-  }
+  const profiles = createProfiles(lxd, opts);
+  const storage = createStorage(lxd, cluster, opts);
+  const { poolIsShared, ensureVolume, homeFor, deleteVolume } = storage;
 
   /** The machine's instance name: `hd-<id>` on one host; in a cluster the highest generation (looked up when asked). */
   async function current(machineId: string, fresh = false): Promise<string> {
@@ -245,51 +134,15 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
   /** Running, Stopped, Error: the instance's own record says it (its /state also gathers usage figures: twice LXD's work). */
   const status = (name: string): Promise<{ status: string } | null> => instance(name);
 
-  const homeDevice = (volume: string) => ({ type: 'disk', pool: opts.pool, source: volume, path: '/home/user' });
-
-  /** The members whose shared /usr volume host-setup.sh has filled (it runs on each; a member without one is skipped). */
-  const usrReadyOn = new Set<string>();
-  /** The image without a /usr of its own (machine-image/build.sh makes it beside the image), once looked up. */
-  let sharedUsrImage: Promise<string | null> | null = null;
-  /**
-   * A new desktop's root on `target`: with the shared /usr where that member has it, made from the image without a /usr
-   * of its own (its first start then remaps a tenth of the files: LXD 5.0 remaps every file of a new root); otherwise
-   * the whole image.
-   */
-  async function rootFor(target: string): Promise<{ image: string; devices: Record<string, Record<string, string>> }> {
-    const whole = { image: opts.image, devices: {} };
-    const source = opts.usrVolume;
-    if (!source) return whole;
-    if (!usrReadyOn.has(target)) {
-      const vol = await lxd.get<{ config?: Record<string, string> }>(`/1.0/storage-pools/${opts.pool}/volumes/custom/${source}${at(target)}`).catch(() => null);
-      if (vol?.config?.['user.hyperdesk.ready'] !== 'true') {
-        opts.log?.warn({ volume: source, member: target || undefined }, 'no shared /usr there: the new desktop keeps its own');
-        return whole;
-      }
-      usrReadyOn.add(target);
-    }
-    const alias = `${opts.image}-shared-usr`;
-    sharedUsrImage ??= lxd.get(`/1.0/images/aliases/${alias}`).then(
-      () => alias,
-      (err: unknown) => {
-        if (notFound(err)) return null;
-        sharedUsrImage = null;
-        throw err;
-      },
-    );
-    const usr = { type: 'disk', pool: opts.pool, source, path: '/usr', readonly: 'true' };
-    return { image: (await sharedUsrImage) ?? opts.image, devices: { usr } };
-  }
-
   async function create(name: string, machineName: string, homeKey: string, volume: string, target = ''): Promise<void> {
-    const root = await rootFor(target);
+    const root = await storage.rootFor(target);
     await lxd.send('POST', `/1.0/instances${at(target)}`, {
       name,
       type: 'container',
-      profiles: (await wantsGpu()) ? [PROFILE, GPU_PROFILE] : [PROFILE],
+      profiles: await profiles.forNewDesktop(),
       source: { type: 'image', alias: root.image },
       config: { 'user.hyperdesk.name': machineName, 'user.hyperdesk.home': homeKey },
-      devices: { home: homeDevice(volume), ...root.devices },
+      devices: { home: storage.homeDevice(volume), ...root.devices },
     });
   }
 
@@ -303,7 +156,7 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
     const same = inst.config['user.hyperdesk.name'] === machineName && inst.config['user.hyperdesk.home'] === homeKey && inst.devices.home?.source === volume && !inst.config['user.hyperdesk.stop_reason'] && !hostUsr;
     if (same) return;
     const keep = Object.fromEntries(Object.entries(config).filter(([k]) => !k.startsWith('volatile.') && !k.startsWith('image.')));
-    const devices: Record<string, Record<string, string>> = { ...inst.devices, home: homeDevice(volume) };
+    const devices: Devices = { ...inst.devices, home: storage.homeDevice(volume) };
     if (hostUsr) delete devices.usr;
     await lxd.send('PATCH', `/1.0/instances/${name}`, {
       config: { ...keep, 'user.hyperdesk.name': machineName, 'user.hyperdesk.home': homeKey, 'user.hyperdesk.stop_reason': '' },
@@ -418,7 +271,7 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
       gen = cur.gen + 1; // its member is lost: a new generation elsewhere
     }
     const name = instanceName(machineId, gen);
-    const want = { cpus: opts.limits.cpus, memoryBytes: opts.limits.memoryMb * 1_000_000, gpu: await wantsGpu(), pin: homes[0] };
+    const want = { cpus: opts.limits.cpus, memoryBytes: opts.limits.memoryMb * 1_000_000, gpu: await profiles.wantsGpu(), pin: homes[0] };
     const { placement, done } = await cluster.reserve(want);
     try {
       if ('error' in placement) throw new Error(placement.error);
@@ -461,7 +314,7 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
     start: ({ machineId, name, homeKey }) =>
       serialized(machineId, async () => {
         const key = homeKey ?? machineId;
-        await ensureProfile();
+        await profiles.ensure();
         seenUp.delete(machineId);
         silentFrom.delete(machineId);
         const clustered = await cluster.isClustered();
