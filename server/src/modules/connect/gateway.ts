@@ -1,5 +1,3 @@
-import net from 'node:net';
-import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { z } from 'zod';
@@ -7,27 +5,23 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Endpoint } from '../machines/providers/types';
 import type { RawData, WebSocket } from 'ws';
 import { GATEWAY_CLOSE, GatewayClientMessage, type GatewayMode, type GatewayServerMessage } from '@hyperdesk/contract';
-import { connectSessions, machines, users } from '../../db/schema/index';
-import type { Principal } from '../identity/tokens';
+import { connectSessions } from '../../db/schema/index';
 import { canConnect, type MachineRow } from './access';
-import { endedByInstructor, SESSION_ENDED_BY_INSTRUCTOR } from '../courses/seat-sessions';
 import { runsWantedHome } from '../machines/reconciler-steps';
 import { bytesRelayed, openSessions, sessionsClosed } from './metrics';
 import type { ConnectDeps } from './deps';
 import { consumeTicket } from './tickets';
 import { releaseSeatSoon } from '../courses/seats';
-import { seatWatchersOf } from '../machines/events';
 import { openAgent } from './signaling';
 import { iceServersFor } from './turn';
+import { createDesktopRelay } from './desktop-relay';
+import { ACCESS_LOST, createSessionAccess, type Stopped } from './session-access';
 import { forgetSession, reserveSession, touchSessions } from './sessions';
 
 export { MAX_SESSIONS_PER_USER } from './sessions';
 
 /** Largest WebSocket message a client may send (the RFB client messages are tiny; clipboard text is the big one). */
 export const MAX_MESSAGE_BYTES = 1024 * 1024;
-const HIGH_WATER = 1024 * 1024; // desktop → browser bytes queued in the socket before the desktop is paused
-const LOW_WATER = 256 * 1024;
-const MAX_EARLY_BYTES = 64 * 1024; // browser bytes held while the desktop connection opens
 const MAX_CONTROL_BYTES = 256;
 const AGENT_WAIT_MS = 3_000;
 const AGENT_POLL_MS = 100;
@@ -35,9 +29,6 @@ const MAX_SIGNAL_BYTES = 40 * 1024; // webrtc mode: an SDP answer is the biggest
 const CHECK_MS = 5_000; // access and machine state re-checked this often (also on every event for the user)
 const KEEPALIVE_MS = 30_000; // a client that misses a ping for this long is gone
 const INPUT_FLUSH_MS = 30_000; // last input written to the database at most this often (the idle job flushes too)
-const DESKTOP_CONNECT_TIMEOUT_MS = 10_000;
-
-type Stopped = Extract<GatewayServerMessage, { type: 'stopped' }>;
 
 interface LiveSession {
   id: string;
@@ -79,24 +70,7 @@ export function startInUrl(query: unknown): StartMessage | null {
 
 export function createGateway(deps: ConnectDeps) {
   const live = new Map<string, LiveSession>();
-
-  /**
-   * The user as access checks need them; null when the account is gone or disabled, or its password changed after `since`
-   * (a change or reset revokes every sign-in, and an open desktop session is one of them).
-   */
-  async function principalOf(userId: string, since: Date): Promise<Principal | null> {
-    const [u] = await deps.db.select().from(users).where(eq(users.id, userId)).limit(1);
-    if (!u || u.disabledAt || u.passwordChangedAt.getTime() > since.getTime()) return null;
-    return { uid: u.id, email: u.email, name: u.displayName, instructor: u.instructor, admin: u.admin, emailVerified: !!u.emailVerifiedAt };
-  }
-
-  /** Why a machine is not reachable any more, as the tab shows it. */
-  async function stoppedMessage(m: MachineRow): Promise<Stopped> {
-    const left = await deps.ledger.remainingMinutes(deps.db, m.id, deps.clock.now());
-    if (left <= 0) return { type: 'stopped', code: 'hours-exhausted', reason: m.stopReason ?? 'You have used all the hours of this machine.' };
-    if (m.stopReason && m.stopReason === deps.idleReason) return { type: 'stopped', code: 'idle', reason: m.stopReason };
-    return { type: 'stopped', code: 'machine-stopped', reason: m.stopReason ?? 'It was stopped from the dashboard.' };
-  }
+  const { principalOf, stoppedMessage, endingOf, announceSeat } = createSessionAccess(deps);
 
   /** Serves one gateway WebSocket. Only the ticket is read from the request: never a host, port or machine. */
   function accept(ws: WebSocket, ticket: unknown, reqLog: FastifyBaseLogger, mode: GatewayMode = 'vnc', start: StartMessage | null = null): void {
@@ -106,16 +80,9 @@ export function createGateway(deps: ConnectDeps) {
     let reserved = false;
     let sessionRow = false;
     let userId: string | null = null;
-    let tcp: Duplex | null = null;
     let agent: ReturnType<typeof openAgent> | null = null;
     /** webrtc mode: the tab's start (in the socket's URL, or sent before the agent is reached), kept until it is. */
     let startAhead: StartMessage | null = mode === 'webrtc' ? start : null;
-    let connected = false;
-    let early: Buffer[] = [];
-    let earlyBytes = 0;
-    let inFlight = 0;
-    let tcpPaused = false;
-    let wsPaused = false;
     let alive = true;
     let checking: Promise<void> | null = null;
     /** An event came while a check was running: one more check after it (its reads may predate the change). */
@@ -142,12 +109,26 @@ export function createGateway(deps: ConnectDeps) {
       end,
     };
 
+    const relay = createDesktopRelay(ws, {
+      toClient(bytes) {
+        toClient += bytes;
+        bytesRelayed.inc({ direction: 'to_client' }, bytes);
+      },
+      overflow: () => end(1009, 'too-much-early-input'),
+      closed() {
+        if (ended) return;
+        // The desktop went away: tell a stop (no reconnect) from a hiccup (the tab reconnects).
+        void check().finally(() => end(GATEWAY_CLOSE.desktopUnreachable, 'desktop-closed'));
+      },
+      warn: (obj, msg) => log.warn(obj, msg),
+    });
+
     function end(code: number, why: string, msg?: Stopped): void {
       if (ended) return;
       ended = true;
       if (timer) clearInterval(timer);
       unsubscribe?.();
-      tcp?.destroy();
+      relay.destroy();
       agent?.close();
       if (msg) session.send(msg);
       if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(code, why.slice(0, 100));
@@ -185,20 +166,7 @@ export function createGateway(deps: ConnectDeps) {
       fromClient += frame.length;
       bytesRelayed.inc({ direction: 'to_machine' }, frame.length);
       if (isInput(frame)) markInput();
-      if (!connected || !tcp) {
-        early.push(frame);
-        earlyBytes += frame.length;
-        if (earlyBytes > MAX_EARLY_BYTES) end(1009, 'too-much-early-input');
-        return;
-      }
-      if (!tcp.write(frame) && !wsPaused) {
-        wsPaused = true;
-        ws.pause();
-        tcp.once('drain', () => {
-          wsPaused = false;
-          ws.resume();
-        });
-      }
+      relay.write(frame);
     }
 
     function onControl(text: Buffer): void {
@@ -242,18 +210,8 @@ export function createGateway(deps: ConnectDeps) {
       }
       checking = (async () => {
         try {
-          const who = await principalOf(uid, openedAt);
-          const m = who ? await canConnect(deps.db, who, session.machineId) : null;
-          if (!m) {
-            // Stop All frees the seats too: a machine that is stopping was stopped, whatever access says now.
-            const [row] = await deps.db.select().from(machines).where(eq(machines.id, session.machineId)).limit(1);
-            if (row && row.desired !== 'running') return end(GATEWAY_CLOSE.machineStopped, 'machine-stopped', await stoppedMessage(row));
-            if (row?.courseId && (await endedByInstructor(deps.db, row.courseId, uid, deps.clock.now()))) {
-              return end(GATEWAY_CLOSE.accessLost, 'session-ended', { type: 'stopped', code: 'session-ended', reason: SESSION_ENDED_BY_INSTRUCTOR });
-            }
-            return end(GATEWAY_CLOSE.accessLost, 'access-lost', { type: 'stopped', code: 'access-lost', reason: 'You no longer have access to this machine.' });
-          }
-          if (m.desired !== 'running' || m.observed !== 'online') return end(GATEWAY_CLOSE.machineStopped, 'machine-stopped', await stoppedMessage(m));
+          const ending = await endingOf(uid, session.machineId, openedAt);
+          if (ending) end(ending.code, ending.why, ending.msg);
         } catch (err) {
           log.warn({ err }, 'desktop session check failed');
         } finally {
@@ -278,43 +236,6 @@ export function createGateway(deps: ConnectDeps) {
       }
       alive = false;
       ws.ping();
-    }
-
-    function openDesktop(endpoint: Endpoint): void {
-      const sock = endpoint.open();
-      tcp = sock;
-      if (sock instanceof net.Socket) sock.setNoDelay(true);
-      const timeout = setTimeout(() => sock.destroy(new Error('desktop connect timeout')), DESKTOP_CONNECT_TIMEOUT_MS);
-      sock.once('close', () => clearTimeout(timeout));
-      sock.once('connect', () => {
-        clearTimeout(timeout);
-        connected = true;
-        for (const f of early) sock.write(f);
-        early = [];
-        earlyBytes = 0;
-      });
-      sock.on('data', (chunk) => {
-        toClient += chunk.length;
-        bytesRelayed.inc({ direction: 'to_client' }, chunk.length);
-        inFlight += chunk.length;
-        ws.send(chunk, { binary: true }, () => {
-          inFlight -= chunk.length;
-          if (tcpPaused && inFlight <= LOW_WATER) {
-            tcpPaused = false;
-            sock.resume();
-          }
-        });
-        if (inFlight > HIGH_WATER && !tcpPaused) {
-          tcpPaused = true;
-          sock.pause();
-        }
-      });
-      sock.on('error', (err) => log.warn({ err: err.message }, 'desktop connection error'));
-      sock.on('close', () => {
-        if (ended) return;
-        // The desktop went away: tell a stop (no reconnect) from a hiccup (the tab reconnects).
-        void check().finally(() => end(GATEWAY_CLOSE.desktopUnreachable, 'desktop-closed'));
-      });
     }
 
     /** The agent starts a moment after the desktop answers VNC: a tab that connects right away waits for it. */
@@ -347,61 +268,74 @@ export function createGateway(deps: ConnectDeps) {
       startAhead = null;
     }
 
-    void (async () => {
+    /** The ticket, then the session's place and the user's access: the session opens, or ends saying why. */
+    async function open(): Promise<void> {
       const grant = await consumeTicket(deps.db, ticket, deps.clock.now());
       if (ended) return;
       if (!grant) return end(GATEWAY_CLOSE.ticketRefused, 'ticket-refused');
       userId = grant.userId;
       session.machineId = grant.machineId;
       log = reqLog.child({ userId, machineId: grant.machineId, sessionId: session.id });
+      const admitted = await admit(grant.userId, grant.machineId);
+      if (admitted && !ended) begin(grant.userId, admitted.machine, admitted.endpoint);
+    }
+
+    /**
+     * The session's place, the user's access and the desktop's address, looked up at once, not one after another (the
+     * address is only a handle: nothing reaches the desktop unless both allow it). Null when the session ended instead.
+     */
+    async function admit(uid: string, machineId: string): Promise<{ machine: MachineRow; endpoint: Endpoint } | null> {
       // The per-user limit counts open sessions on every server (connect_sessions), so replicas cannot double it.
-      const place = { id: session.id, userId, machineId: grant.machineId, openedAt, now: deps.clock.now() };
-      // The session's place, the user's access and the desktop's address are looked up at once, not one after
-      // another (the address is only a handle: nothing reaches the desktop unless both allow it).
-      const uid = userId;
-      const placing = reserveSession(deps.db, place);
+      const placing = reserveSession(deps.db, { id: session.id, userId: uid, machineId, openedAt, now: deps.clock.now() });
       const [placed, machine, found] = await Promise.all([
         placing,
-        principalOf(uid, openedAt).then((who) => (who ? canConnect(deps.db, who, grant.machineId) : null)),
-        (mode === 'webrtc' ? deps.machines.agentOf(grant.machineId) : deps.machines.endpointOf(grant.machineId)).catch(() => null),
+        principalOf(uid, openedAt).then((who) => (who ? canConnect(deps.db, who, machineId) : null)),
+        (mode === 'webrtc' ? deps.machines.agentOf(machineId) : deps.machines.endpointOf(machineId)).catch(() => null),
       ]).catch(async (err: unknown) => {
         // A lookup that failed after the place was taken gives it back before the session ends.
         if (await placing.catch(() => false)) await forgetSession(deps.db, session.id);
         throw err;
       });
-      if (!placed) return end(GATEWAY_CLOSE.tooManySessions, 'too-many-sessions');
-      if (ended) return void forgetSession(deps.db, session.id);
+      if (!placed) return refuse(GATEWAY_CLOSE.tooManySessions, 'too-many-sessions');
+      if (ended) {
+        void forgetSession(deps.db, session.id);
+        return null;
+      }
       reserved = true;
-      if (!machine) return end(GATEWAY_CLOSE.accessLost, 'access-lost', { type: 'stopped', code: 'access-lost', reason: 'You no longer have access to this machine.' });
+      if (!machine) return refuse(ACCESS_LOST.code, ACCESS_LOST.why, ACCESS_LOST.msg);
       // A seat that just changed hands: the desktop still has the previous student's home until it restarts.
-      if (!runsWantedHome(machine)) return end(GATEWAY_CLOSE.desktopUnreachable, 'home-switching');
-      if (machine.desired !== 'running' || machine.observed !== 'online') return end(GATEWAY_CLOSE.machineStopped, 'machine-stopped', await stoppedMessage(machine));
+      if (!runsWantedHome(machine)) return refuse(GATEWAY_CLOSE.desktopUnreachable, 'home-switching');
+      if (machine.desired !== 'running' || machine.observed !== 'online') return refuse(GATEWAY_CLOSE.machineStopped, 'machine-stopped', await stoppedMessage(machine));
       // The agent starts a moment after the desktop answers VNC: a tab that came first waits for it.
       const endpoint = found ?? (mode === 'webrtc' ? await agentSoon(machine.id) : null);
-      if (ended) return;
-      if (!endpoint) return end(GATEWAY_CLOSE.desktopUnreachable, mode === 'webrtc' ? 'no-agent' : 'no-endpoint');
-      if (ended) return;
+      if (ended) return null;
+      if (!endpoint) return refuse(GATEWAY_CLOSE.desktopUnreachable, mode === 'webrtc' ? 'no-agent' : 'no-endpoint');
+      return { machine, endpoint };
+    }
+
+    /** Ends the session before it began; null, for admit. */
+    function refuse(code: number, why: string, msg?: Stopped): null {
+      end(code, why, msg);
+      return null;
+    }
+
+    /** An admitted session: counted, announced, greeted, watched, and joined to the desktop. */
+    function begin(uid: string, machine: MachineRow, endpoint: Endpoint): void {
       sessionRow = true;
       live.set(session.id, session);
       counted = true;
       openSessions.inc();
       log.info({ machine: machine.name, mode }, 'desktop session opened');
-      // Classrooms: the instructor's seat table shows who sits where as soon as a student is in. Only the instructor
-      // hears it: each student's open session re-checks its access on every event, so telling the whole roster made
-      // a class of 40 connecting at once 40 × 40 checks.
-      if (machine.courseId && deps.events) {
-        const events = deps.events;
-        seatWatchersOf(deps.db, machine.courseId)
-          .then((ids) => events.publish(ids, { type: 'balance' }))
-          .catch((err) => log.warn({ err }, 'could not announce a seat'));
-      }
+      if (machine.courseId) announceSeat(machine.courseId, log);
       session.send({ type: 'hello', machineName: machine.name, idleStopMinutes: deps.idleStopMinutes });
       timer = setInterval(tick, CHECK_MS);
       timer.unref();
-      unsubscribe = deps.events?.subscribe(userId, () => void check()) ?? null;
-      if (mode === 'webrtc') startAgent(endpoint, userId);
-      else openDesktop(endpoint);
-    })().catch((err) => {
+      unsubscribe = deps.events?.subscribe(uid, () => void check()) ?? null;
+      if (mode === 'webrtc') startAgent(endpoint, uid);
+      else relay.open(endpoint);
+    }
+
+    open().catch((err) => {
       log.error({ err }, 'desktop session failed');
       end(1011, 'gateway-error');
     });
