@@ -2,9 +2,10 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchBrowser, snap, startServer, uniqueEmail, type RunningServer } from '../harness';
+import { expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { snap, uniqueEmail } from '../harness';
+import { useServerAndBrowser } from './suite-helpers';
 import { openConsole } from './operator-helpers';
 import { header, loginWithPopup, seedUser, seriousViolations, solvedCaptcha } from './auth-helpers';
 import { buyHours, signedInPage } from './buy-helpers';
@@ -17,30 +18,19 @@ import { buyHours, signedInPage } from './buy-helpers';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const run = promisify(execFile);
 
-let server: RunningServer;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
-beforeAll(async () => {
-  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-});
-afterAll(async () => {
-  await Promise.all(contexts.map((c) => c.close()));
-  await browser?.close();
-  await server?.close();
-});
+const t = useServerAndBrowser();
 
 /** `npm run admin -- create-admin` with the server's configuration. PGlite admits one process: stop, run, start. */
 async function makeAdmin(email: string): Promise<void> {
-  const pglite = !server.env.DATABASE_URL;
-  if (pglite) await server.stop();
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'create-admin', email, 'Olga Operator'], { cwd: ROOT, env: server.env });
+  const pglite = !t.server.env.DATABASE_URL;
+  if (pglite) await t.server.stop();
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'create-admin', email, 'Olga Operator'], { cwd: ROOT, env: t.server.env });
   expect(stdout).toContain('now has the admin claim');
-  if (pglite) await server.restart();
+  if (pglite) await t.server.restart();
 }
 
 async function newPage(bypassCSP = false): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, bypassCSP });
-  contexts.push(context);
+  const context = await t.newContext({ viewport: { width: 1400, height: 900 }, bypassCSP });
   return context.newPage();
 }
 
@@ -50,9 +40,9 @@ async function sendSupportMessage(from: string): Promise<void> {
   form.append('name', 'Vic Visitor');
   form.append('email', from);
   form.append('Query', 'Can my class of 30 use Unity?');
-  form.append('captcha', await solvedCaptcha(server.base));
+  form.append('captcha', await solvedCaptcha(t.server.base));
   form.append('source', 'support');
-  const res = await fetch(`${server.base}/v1/contact`, { method: 'POST', body: form });
+  const res = await fetch(`${t.server.base}/v1/contact`, { method: 'POST', body: form });
   expect(res.status).toBe(200);
 }
 
@@ -63,31 +53,31 @@ async function openSection(page: Page, name: string, heading: string): Promise<v
 
 it('an operator runs every console section and adjusts hours that show in the balance and the audit log', async () => {
   const operator = { name: 'Olga Operator', email: uniqueEmail('operator'), password: 'console-2026' };
-  await seedUser(server.base, operator);
+  await seedUser(t.server.base, operator);
   await makeAdmin(operator.email);
 
   // A customer with a machine and 10 paid hours, and a support message.
-  const { page: buyer, account } = await signedInPage(browser, server.base, 'Grace Hopper');
-  contexts.push(buyer.context());
-  await buyHours(buyer, server.base, 'United Kingdom', 10);
+  const { page: buyer, account } = await signedInPage(t.browser, t.server.base, 'Grace Hopper');
+  t.contexts.push(buyer.context());
+  await buyHours(buyer, t.server.base, 'United Kingdom', 10);
   const visitor = uniqueEmail('visitor');
   await sendSupportMessage(visitor);
 
   // Without the claim the console is an unknown route (→ /), and the menu does not offer it.
-  await buyer.goto(`${server.base}/admin/users`);
-  await buyer.waitForURL(`${server.base}/`, { timeout: 15_000 });
+  await buyer.goto(`${t.server.base}/admin/users`);
+  await buyer.waitForURL(`${t.server.base}/`, { timeout: 15_000 });
   await header(buyer).getByRole('button', { name: /^Account menu/ }).click();
   await buyer.getByRole('menuitem', { name: 'Account Details' }).waitFor();
   expect(await buyer.getByRole('menuitem', { name: 'Operator Console' }).count()).toBe(0);
   await buyer.keyboard.press('Escape');
   // Signed out: the same redirect as every guarded route.
   const anonymous = await newPage();
-  await anonymous.goto(`${server.base}/admin/fleet`);
-  await anonymous.waitForURL(`${server.base}/`, { timeout: 15_000 });
+  await anonymous.goto(`${t.server.base}/admin/fleet`);
+  await anonymous.waitForURL(`${t.server.base}/`, { timeout: 15_000 });
 
   const page = await newPage(true);
-  await loginWithPopup(page, server.base, operator.email, operator.password);
-  await openConsole(page, server.base); // enrols the operator's authenticator first (issue 23.2)
+  await loginWithPopup(page, t.server.base, operator.email, operator.password);
+  await openConsole(page, t.server.base); // enrols the operator's authenticator first (issue 23.2)
 
   // Users
   await page.getByRole('heading', { level: 2, name: 'Users' }).waitFor({ timeout: 15_000 });
@@ -163,7 +153,7 @@ it('an operator runs every console section and adjusts hours that show in the ba
   await snap(page, 'admin-audit');
 
   // The buyer's balance shows the 90 minutes.
-  await buyer.goto(`${server.base}/dashboard`);
+  await buyer.goto(`${t.server.base}/dashboard`);
   await expect.poll(async () => buyer.getByText(/hours left/).first().innerText(), { timeout: 15_000 }).toMatch(/11\.5\s+of 11\.5 hours left/); // added minutes count in the total (issue 22c)
   await snap(buyer, 'admin-buyer-balance');
 });

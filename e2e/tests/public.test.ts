@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { gzipSync } from 'node:zlib';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { seriousViolations } from './auth-helpers';
-import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
+import { snap } from '../harness';
+import { useServerAndBrowser } from './suite-helpers';
 
 /** Every public page, its h1 and a phrase its content must carry. */
 const PAGES = [
@@ -16,27 +17,16 @@ const PAGES = [
   { route: '/about', slug: 'about', h1: 'About Hyperdesk', text: 'Why we built it' },
 ];
 
-let server: RunningServer;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
-beforeAll(async () => {
-  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-});
-afterAll(async () => {
-  await Promise.all(contexts.map((c) => c.close()));
-  await browser?.close();
-  await server?.close();
-});
+const t = useServerAndBrowser();
 
 async function newPage(width: number, height = 900): Promise<Page> {
   // bypassCSP lets the test inject axe-core; the app itself runs under its normal CSP otherwise.
-  const context = await browser.newContext({ viewport: { width, height }, bypassCSP: true });
-  contexts.push(context);
+  const context = await t.newContext({ viewport: { width, height }, bypassCSP: true });
   return context.newPage();
 }
 
 async function open(page: Page, route: string, h1: string) {
-  await page.goto(server.base + route);
+  await page.goto(t.server.base + route);
   await page.getByRole('heading', { level: 1, name: h1 }).waitFor({ timeout: 20_000 });
 }
 
@@ -88,7 +78,7 @@ describe('public pages', () => {
     for (const [name, route, h1] of links) {
       await open(page, '/', PAGES[0]!.h1);
       await footer.getByRole('link', { name, exact: true }).click();
-      await page.waitForURL(server.base + route);
+      await page.waitForURL(t.server.base + route);
       await page.getByRole('heading', { level: 1, name: h1 }).waitFor();
     }
   });
@@ -139,7 +129,7 @@ describe('public pages', () => {
     await page.waitForLoadState('networkidle');
     expect(scripts.size).toBeGreaterThan(0);
     let gz = 0;
-    for (const s of scripts) gz += gzipSync(Buffer.from(await (await fetch(server.base + s)).arrayBuffer()), { level: 9 }).length;
+    for (const s of scripts) gz += gzipSync(Buffer.from(await (await fetch(t.server.base + s)).arrayBuffer()), { level: 9 }).length;
     console.log(`landing initial JS: ${scripts.size} files, ${(gz / 1024).toFixed(1)} KiB gzip`);
     expect(gz).toBeLessThanOrEqual(120 * 1024);
     // The popups' code (altcha, dialogs, accordion) is not part of it.

@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchBrowser, snap, startServer, uniqueEmail, type RunningServer } from '../harness';
+import { expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { snap, uniqueEmail } from '../harness';
+import { useServerAndBrowser } from './suite-helpers';
 import { header, loginWithPopup, seedUser } from './auth-helpers';
 import { api } from './connect-helpers';
 
@@ -12,22 +13,11 @@ import { api } from './connect-helpers';
 
 const PUBLIC = ['/', '/HyperRender', '/SwiftShader', '/faqs', '/terms', '/privacy', '/refund-policy', '/about'];
 
-let server: RunningServer;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
-beforeAll(async () => {
-  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-});
-afterAll(async () => {
-  await Promise.all(contexts.map((c) => c.close()));
-  await browser?.close();
-  await server?.close();
-});
+const t = useServerAndBrowser();
 
 /** A page in a fresh context that records every refresh call and every answer of 400 or more (favicons included). */
 async function watchedPage(): Promise<{ page: Page; refreshes: number[]; failures: string[] }> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  contexts.push(context);
+  const context = await t.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
   const refreshes: number[] = [];
   const failures: string[] = [];
@@ -42,7 +32,7 @@ async function watchedPage(): Promise<{ page: Page; refreshes: number[]; failure
 
 /** Loads a route and waits until the app has decided the visitor is signed out (the header offers Login). */
 async function visitSignedOut(page: Page, route: string): Promise<void> {
-  await page.goto(server.base + route);
+  await page.goto(t.server.base + route);
   await header(page).getByRole('button', { name: 'Login', exact: true }).waitFor({ timeout: 20_000 });
   await page.waitForLoadState('networkidle');
 }
@@ -57,12 +47,12 @@ async function declaredIcon(page: Page): Promise<{ href: string; status: number;
 it('a signed-out walk through the public pages and the checkout page makes no refresh call and meets no 404', async () => {
   // An order made over the API by a buyer elsewhere: its hosted checkout page is opened signed out.
   const buyer = { name: 'Quiet Buyer', email: uniqueEmail('quiet'), password: 'quiet-pages-1' };
-  await seedUser(server.base, buyer);
-  const { accessToken } = await api(server.base, 'POST', '/v1/auth/login', undefined, { email: buyer.email, password: buyer.password });
-  const { url: checkoutUrl } = await api(server.base, 'POST', '/v1/user/wallet/recharge', accessToken, {
+  await seedUser(t.server.base, buyer);
+  const { accessToken } = await api(t.server.base, 'POST', '/v1/auth/login', undefined, { email: buyer.email, password: buyer.password });
+  const { url: checkoutUrl } = await api(t.server.base, 'POST', '/v1/user/wallet/recharge', accessToken, {
     packId: 'uk-unreal-10h',
-    success_url: `${server.base}/success`,
-    cancel_url: `${server.base}/failed`,
+    success_url: `${t.server.base}/success`,
+    cancel_url: `${t.server.base}/failed`,
   });
 
   const { page, refreshes, failures } = await watchedPage();
@@ -72,8 +62,8 @@ it('a signed-out walk through the public pages and the checkout page makes no re
     expect(icon.status, `${route} declares ${icon.href}`).toBe(200);
   }
   // A signed-in-only route sends the visitor to / without asking for a session first.
-  await page.goto(`${server.base}/dashboard`);
-  await page.waitForURL(`${server.base}/`, { timeout: 20_000 });
+  await page.goto(`${t.server.base}/dashboard`);
+  await page.waitForURL(`${t.server.base}/`, { timeout: 20_000 });
   await header(page).getByRole('button', { name: 'Login', exact: true }).waitFor({ timeout: 20_000 });
 
   // The server's own page: no script, but the browser asks for its icon.
@@ -82,7 +72,7 @@ it('a signed-out walk through the public pages and the checkout page makes no re
   await page.waitForLoadState('networkidle');
   const icon = await declaredIcon(page);
   expect(icon).toMatchObject({ status: 200, type: 'image/x-icon' });
-  const direct = await fetch(`${server.base}/favicon.ico`);
+  const direct = await fetch(`${t.server.base}/favicon.ico`);
   expect(direct.status).toBe(200);
   expect(Buffer.from(await direct.arrayBuffer()).subarray(0, 4)).toEqual(Buffer.from([0, 0, 1, 0])); // an ICO header
   await snap(page, 'quiet-checkout');
@@ -93,9 +83,9 @@ it('a signed-out walk through the public pages and the checkout page makes no re
 
 it('a signed-in reload restores the session with one refresh; after logout the pages are quiet again', async () => {
   const account = { name: 'Reload Reader', email: uniqueEmail('reload'), password: 'quiet-pages-2' };
-  await seedUser(server.base, account);
+  await seedUser(t.server.base, account);
   const { page, refreshes, failures } = await watchedPage();
-  await loginWithPopup(page, server.base, account.email, account.password);
+  await loginWithPopup(page, t.server.base, account.email, account.password);
   expect(refreshes).toEqual([]);
 
   await page.reload();
@@ -104,10 +94,10 @@ it('a signed-in reload restores the session with one refresh; after logout the p
 
   await header(page).getByRole('button', { name: /^Account menu/ }).click();
   await page.getByRole('menuitem', { name: 'Logout' }).click();
-  await page.waitForURL(`${server.base}/`, { timeout: 20_000 });
+  await page.waitForURL(`${t.server.base}/`, { timeout: 20_000 });
   for (const route of ['/', '/faqs', '/dashboard']) {
-    await page.goto(server.base + route);
-    await page.waitForURL(`${server.base}${route === '/dashboard' ? '/' : route}`, { timeout: 20_000 });
+    await page.goto(t.server.base + route);
+    await page.waitForURL(`${t.server.base}${route === '/dashboard' ? '/' : route}`, { timeout: 20_000 });
     await header(page).getByRole('button', { name: 'Login', exact: true }).waitFor({ timeout: 20_000 });
     await page.waitForLoadState('networkidle');
   }

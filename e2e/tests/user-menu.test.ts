@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchBrowser, startServer, uniqueEmail, type RunningServer } from '../harness';
+import { expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { uniqueEmail } from '../harness';
+import { useServerAndBrowser } from './suite-helpers';
 import { header, loginWithPopup, seedUser } from './auth-helpers';
 
 /**
@@ -10,27 +11,16 @@ import { header, loginWithPopup, seedUser } from './auth-helpers';
  * Here the new page's code is held back deterministically, the avatar clicked, then the code released.
  */
 
-let server: RunningServer;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
-beforeAll(async () => {
-  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-});
-afterAll(async () => {
-  await Promise.all(contexts.map((c) => c.close()));
-  await browser?.close();
-  await server?.close();
-});
+const t = useServerAndBrowser();
 
 async function signedInOnLanding(): Promise<Page> {
   const account = { name: 'Katherine Johnson', email: uniqueEmail('menu'), password: 'orbits-1962' };
-  await seedUser(server.base, account);
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  contexts.push(context);
+  await seedUser(t.server.base, account);
+  const context = await t.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
-  await loginWithPopup(page, server.base, account.email, account.password);
+  await loginWithPopup(page, t.server.base, account.email, account.password);
   // A new document: the dashboard's code is not loaded in it yet.
-  await page.goto(`${server.base}/`);
+  await page.goto(`${t.server.base}/`);
   await header(page).getByRole('button', { name: /^Account menu/ }).waitFor();
   return page;
 }
@@ -52,7 +42,7 @@ it('keeps the user menu open when the avatar is clicked while the next page is s
   const page = await signedInOnLanding();
   const chunk = await holdChunk(page, 'Dashboard');
   await header(page).getByRole('link', { name: 'Dashboard' }).click();
-  await page.waitForURL(`${server.base}/dashboard`);
+  await page.waitForURL(`${t.server.base}/dashboard`);
   await expect.poll(chunk.requested, { timeout: 10_000 }).toBe(true);
 
   // The URL says /dashboard but the landing page (and its header) is still shown: open the menu now.
@@ -63,6 +53,6 @@ it('keeps the user menu open when the avatar is clicked while the next page is s
   await page.getByRole('heading', { level: 1, name: 'Your Cloud Machines' }).waitFor({ timeout: 15_000 });
   // Same menu, now under the dashboard's header: still open and usable.
   await page.getByRole('menuitem', { name: 'Logout' }).click({ timeout: 5_000 });
-  await page.waitForURL(`${server.base}/`, { timeout: 15_000 });
+  await page.waitForURL(`${t.server.base}/`, { timeout: 15_000 });
   await header(page).getByRole('button', { name: 'Login', exact: true }).waitFor({ timeout: 10_000 });
 });
