@@ -35,7 +35,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { buildServerOnce, CHROMIUM_ARGS, removeDesktops, SERVER_COMMAND, snap } from '../e2e/harness';
+import { buildServerOnce, CHROMIUM_ARGS, CHROMIUM_PATH, removeDesktops, SERVER_COMMAND, snap } from '../e2e/harness';
 import { lxdProjectFor } from '../server/src/config';
 import { instanceOf } from '../server/src/modules/machines/providers/lxd/provider';
 import { buyer, statusOf, type Buyer } from '../e2e/tests/connect-helpers';
@@ -508,7 +508,7 @@ async function innerMain(cfg: InnerConfig) {
     900_000,
   );
   const browser: Browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    executablePath: CHROMIUM_PATH,
     // Host candidates as addresses (not mDNS names): the agent's ICE pairs with the veth address directly.
     args: [...CHROMIUM_ARGS, '--disable-features=WebRtcHideLocalIpsWithMdns'],
   });

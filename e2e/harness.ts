@@ -175,8 +175,18 @@ export async function removeDesktops(dataDir: string): Promise<void> {
   removeProject(lxdProjectFor(path.resolve(dataDir)));
 }
 
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** The environment variable naming the run's shared browser (e2e/global-setup.ts). */
+export const BROWSER_ENDPOINT = 'HD_BROWSER_ENDPOINT';
+
+/**
+ * A browser for one test file: the run's shared Chromium when there is one (its contexts are the file's own, and
+ * `close()` closes them and disconnects), else one of its own (a bench, or a file run outside the suite's set-up).
+ */
 export async function launchBrowser(): Promise<Browser> {
-  return chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  const shared = process.env[BROWSER_ENDPOINT];
+  if (shared) return chromium.connect(shared);
+  return chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
 }
 
 /** Saves a screenshot under test-results/ for people to look at. */

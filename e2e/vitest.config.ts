@@ -33,6 +33,7 @@ export default defineConfig({
   test: {
     include: ['tests/**/*.test.ts'],
     setupFiles: ['./setup.ts'],
+    globalSetup: ['./global-setup.ts'],
     pool: 'forks',
     maxWorkers: 2,
     sequence: { sequencer: LongestFirst },

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { chromium, type Browser } from 'playwright-core';
-import { CHROMIUM_ARGS, snap, startServer, type RunningServer } from '../harness';
+import { CHROMIUM_ARGS, CHROMIUM_PATH, snap, startServer, type RunningServer } from '../harness';
 import { api, buyer, canvasColours, connectHref, waitOnline } from './connect-helpers';
 
 /** The tab's media timeout (MEDIA_TIMEOUT_MS in web/src/pages/Connect/desktop.ts). */
@@ -16,7 +16,7 @@ beforeAll(async () => {
   const udpBlocked = [...CHROMIUM_ARGS, '--webrtc-ip-handling-policy=disable_non_proxied_udp'];
   [server, browser] = await Promise.all([
     startServer(),
-    chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: udpBlocked }),
+    chromium.launch({ executablePath: CHROMIUM_PATH, args: udpBlocked }),
   ]);
 });
 afterAll(async () => {
