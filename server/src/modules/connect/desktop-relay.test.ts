@@ -12,7 +12,7 @@ async function desktop(opts: { hold?: boolean } = {}) {
   const server = net.createServer((sock) => {
     socks.push(sock);
     if (opts.hold) sock.pause();
-    sock.on('data', (d) => got.push(d));
+    sock.on('data', (d: Buffer) => got.push(d));
     sock.on('error', () => undefined);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -76,14 +76,20 @@ afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();
 });
 
+/** A relay from a new tab to a new desktop (not opened yet), both closed after the test. */
+async function relayed(opts: { hold?: boolean } = {}) {
+  const d = await desktop(opts);
+  cleanup.push(d.close);
+  const t = tab();
+  const { seen, on } = events();
+  const relay = createDesktopRelay(t.socket, on);
+  cleanup.push(relay.destroy);
+  return { d, t, seen, on, relay };
+}
+
 describe('the desktop relay', () => {
   it('holds what the tab sends before the desktop answers and writes it first, in order', async () => {
-    const d = await desktop();
-    cleanup.push(d.close);
-    const t = tab();
-    const { seen, on } = events();
-    const relay = createDesktopRelay(t.socket, on);
-    cleanup.push(relay.destroy);
+    const { d, seen, relay } = await relayed();
     relay.write(Buffer.from('one '));
     relay.write(Buffer.from('two '));
     relay.open(d.endpoint);
@@ -104,12 +110,7 @@ describe('the desktop relay', () => {
   });
 
   it('forwards the desktop to the tab and counts the bytes', async () => {
-    const d = await desktop();
-    cleanup.push(d.close);
-    const t = tab();
-    const { seen, on } = events();
-    const relay = createDesktopRelay(t.socket, on);
-    cleanup.push(relay.destroy);
+    const { d, t, seen, relay } = await relayed();
     relay.open(d.endpoint);
     await until(() => d.socks.length === 1, 'the connection');
     d.socks[0]!.write('RFB 003.008\n');
@@ -118,12 +119,7 @@ describe('the desktop relay', () => {
   });
 
   it('pauses the tab while the desktop does not keep up, and resumes it after', async () => {
-    const d = await desktop({ hold: true });
-    cleanup.push(d.close);
-    const t = tab();
-    const { on } = events();
-    const relay = createDesktopRelay(t.socket, on);
-    cleanup.push(relay.destroy);
+    const { d, t, relay } = await relayed({ hold: true });
     relay.open(d.endpoint);
     await until(() => d.socks.length === 1, 'the connection');
     const chunk = Buffer.alloc(256 * 1024, 1);
