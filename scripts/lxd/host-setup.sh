@@ -110,7 +110,10 @@ if [ "$EGRESS" = internet ]; then allow="- action: allow
   destination: 0.0.0.0/0
   state: enabled"; else allow=""; fi
 acl="$(printf 'description: "Hyperdesk desktops - the internet only, never the host, other desktops or private ranges"\negress:\n- action: reject\n  destination: %s\n  state: enabled\n%s\ningress:\n- action: allow\n  state: enabled\n' "$blocked" "$allow")"
-if [ "$($CLI network acl show hd-desktops | sed -n '/^egress:/,/^name:/p' | md5sum)" != "$(printf '%s\n' "$acl" | sed -n '/^egress:/,$p' | md5sum)" ]; then
+# Rewritten only when its rules differ (a rewrite makes LXD apply them to the bridge again): the rules are the lines
+# from egress: to the next key that is not ingress: (LXD shows config: and used_by: after them).
+rules() { awk '/^egress:/ { on = 1 } /^[a-z_]+:/ && !/^(egress|ingress):/ { on = 0 } on'; }
+if [ "$($CLI network acl show hd-desktops | rules | md5sum)" != "$(printf '%s\n' "$acl" | rules | md5sum)" ]; then
   printf '%s\n' "$acl" | $CLI network acl edit hd-desktops
 fi
 if ! $CLI network show "$NETWORK" >/dev/null 2>&1; then
