@@ -14,10 +14,14 @@ afterAll(async () => {
   await server?.close();
 });
 
-/** The desktop size the tab's video area asks for: its shape within 1920x1080, even numbers (as the agent fits it). */
+/**
+ * The desktop size the tab's video area asks for: its shape, scaled down to 1920x1080 or up to 640x400, even numbers
+ * (as the agent fits it: server/agent/desktopsize.py).
+ */
 async function wanted(tab: Page): Promise<string> {
   const { w, h } = await tab.getByTestId('desktop').evaluate((el) => ({ w: el.clientWidth, h: el.clientHeight }));
-  const scale = Math.min(1, 1920 / w, 1080 / h);
+  const down = Math.min(1, 1920 / w, 1080 / h);
+  const scale = down < 1 ? down : Math.max(1, 640 / w, 400 / h);
   const even = (n: number, lo: number, hi: number) => Math.floor(Math.max(lo, Math.min(hi, Math.floor(n * scale))) / 2) * 2;
   return `${even(w, 640, 1920)}x${even(h, 400, 1080)}`;
 }

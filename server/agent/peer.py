@@ -25,7 +25,7 @@ from ratecontrol import Aimd, QUALITY_KBPS  # noqa: E402
 from framerate import fps_for, vbv_ms  # noqa: E402
 from timing import FrameTiming  # noqa: E402
 from xinput import MAX_HELD  # noqa: E402
-from xscreen import fit  # noqa: E402
+from desktopsize import fit  # noqa: E402
 
 CPUS = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else (os.cpu_count() or 1)
 # Encoder threads = H.264 slices: Chrome's decoder has trouble with more than four.

@@ -14,8 +14,6 @@ import xwindows
 _x11 = ctypes.CDLL('libX11.so.6')
 _xrr = ctypes.CDLL('libXrandr.so.2')
 
-MIN_W, MIN_H = 640, 400
-
 
 class _ModeInfo(ctypes.Structure):
     _fields_ = [('id', ctypes.c_ulong), ('width', ctypes.c_uint), ('height', ctypes.c_uint), ('dotClock', ctypes.c_ulong),
@@ -59,14 +57,6 @@ _xrr.XRRSetScreenSize.argtypes = [_P, _ID, ctypes.c_int, ctypes.c_int, ctypes.c_
 _errors = []
 _ERROR_HANDLER = ctypes.CFUNCTYPE(ctypes.c_int, _P, _P)(lambda _d, _e: _errors.append(1) or 0)
 _x11.XSetErrorHandler(_ERROR_HANDLER)
-
-
-def fit(w, h, max_w, max_h):
-    """The size to ask for: the tab's shape scaled down to fit the maximum, at least MIN, even numbers."""
-    w, h = max(1, int(w)), max(1, int(h))
-    scale = min(1.0, max_w / w, max_h / h)
-    w, h = int(w * scale), int(h * scale)
-    return max(MIN_W, min(max_w, w)) // 2 * 2, max(MIN_H, min(max_h, h)) // 2 * 2
 
 
 class XScreen:
