@@ -24,6 +24,7 @@ gi.require_version('GstSdp', '1.0')
 from gi.repository import GLib, Gst, GstSdp, GstWebRTC  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from clipwatch import ClipboardWatch  # noqa: E402
 import dtlskey  # noqa: E402
 import guard  # noqa: E402
 from peer import Peer  # noqa: E402
@@ -111,6 +112,11 @@ class Agent:
             self.screen = None
             log('desktop size stays fixed:', e)
         self.log_fn = log
+        try:
+            self.clip_watch = ClipboardWatch(args.display, self.clipboard_changed)
+        except (OSError, RuntimeError) as e:
+            self.clip_watch = None
+            log('clipboard looked at every 0.7 s:', e)
         self.audio_ok = bool(args.pulse_server) and probe_pulse(args.pulse_server)
         if args.pulse_server:
             log('audio:', 'on' if self.audio_ok else 'pulse server unreachable, video only')
@@ -178,6 +184,10 @@ class Agent:
                 conn.sendall(data)
             except OSError:
                 pass
+
+    def clipboard_changed(self):
+        if self.peer:
+            self.peer.read_clipboard()
 
     def close_peer(self):
         if self.peer:

@@ -171,14 +171,17 @@ class Peer:
         self.channel = self.webrtc.emit('create-data-channel', 'input', None)
         if self.channel:
             self.channel.connect('on-message-string', self.on_input)
-            self.channel.connect('on-open', lambda _ch: agent.log_fn('input channel open'))
+            self.channel.connect('on-open', self.on_channel_open)
         self.channel_made = True
         if self.negotiation_wanted:
             self.offer_once()
         self.pipe.set_state(Gst.State.PLAYING)
         self.stats_timer = GLib.timeout_add(1000, self.poll_stats)
         self.timing_timer = GLib.timeout_add(2000, self.send_timing)
-        self.clip_timer = GLib.timeout_add(700, self.poll_clipboard)
+        # The desktop's clipboard goes to the tab once the channel opens, then at each copy there (clipwatch.py);
+        # without XFixes, it is looked at every 0.7 s.
+        if not agent.clip_watch:
+            GLib.timeout_add(700, self.read_clipboard)
         agent.log_fn('viewer started, codec %s, %d kbit/s, %d fps, VBV %d ms, %d slices, playout delay %s'
                      % (codec, self.rate.kbps, self.fps, vbv_ms(self.fps), THREADS, '0/0' if self.playout else 'unavailable'))
 
@@ -266,10 +269,17 @@ class Peer:
         self.agent.log_fn('pipeline error:', err.message, dbg)
 
     # --- input -----------------------------------------------------------------------------------------------
+    def on_channel_open(self, _ch):
+        self.agent.log_fn('input channel open')
+        self.read_clipboard()
+
     def send_channel(self, obj):
+        """Sends to the tab over the data channel; False when it is not open."""
         ch = self.channel
         if ch and ch.get_property('ready-state') == GstWebRTC.WebRTCDataChannelState.OPEN:
             ch.emit('send-string', json.dumps(obj))
+            return True
+        return False
 
     def on_input(self, _ch, text):
         """One input message from the viewer. Anything malformed, too big or out of range is dropped (a viewer may
@@ -371,7 +381,8 @@ class Peer:
         except (OSError, subprocess.SubprocessError):
             pass
 
-    def poll_clipboard(self):
+    def read_clipboard(self):
+        """Reads the desktop's clipboard (in a thread: xclip may wait for its owner) and sends it when it changed."""
         if self.closed:
             return False
         threading.Thread(target=self._read_clipboard, daemon=True).start()
@@ -385,9 +396,8 @@ class Peer:
         if out.returncode != 0:
             return
         text = out.stdout.decode('utf-8', 'replace')[:1024 * 1024]
-        if text != self.clip:
+        if text != self.clip and self.send_channel({'t': 'clip', 'text': text}):
             self.clip = text
-            self.send_channel({'t': 'clip', 'text': text})
 
     # --- stage timing ---------------------------------------------------------------------------------------
     def send_timing(self):

@@ -1,0 +1,65 @@
+"""Tells when the desktop's clipboard changes hands, from the X server's XFixes selection events.
+
+Every copy in the desktop makes its program the CLIPBOARD selection's owner, and XFixes reports each new owner. The
+agent reads the clipboard (xclip) only then, instead of running xclip every 0.7 s while someone views the desktop
+(about 3.2 ms of CPU each time, measured in a desktop: almost 0.2 of a core for a class of 40), and the tab has the
+copied text at once.
+"""
+import ctypes
+
+from gi.repository import GLib
+
+# By soname (see xscreen.py).
+_x11 = ctypes.CDLL('libX11.so.6')
+_xfixes = ctypes.CDLL('libXfixes.so.3')
+
+_P = ctypes.c_void_p
+_ID = ctypes.c_ulong
+_x11.XOpenDisplay.restype = _P
+_x11.XOpenDisplay.argtypes = [ctypes.c_char_p]
+_x11.XCloseDisplay.argtypes = [_P]
+_x11.XDefaultRootWindow.restype = _ID
+_x11.XDefaultRootWindow.argtypes = [_P]
+_x11.XInternAtom.restype = _ID
+_x11.XInternAtom.argtypes = [_P, ctypes.c_char_p, ctypes.c_int]
+_x11.XConnectionNumber.argtypes = [_P]
+_x11.XPending.argtypes = [_P]
+_x11.XNextEvent.argtypes = [_P, _P]
+_x11.XFlush.argtypes = [_P]
+_xfixes.XFixesQueryExtension.argtypes = [_P, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]
+_xfixes.XFixesSelectSelectionInput.argtypes = [_P, _ID, _ID, ctypes.c_ulong]
+
+_SET_SELECTION_OWNER_NOTIFY_MASK = 1
+_SELECTION_NOTIFY = 0  # XFixesSelectionNotify, after the extension's event base
+
+
+class ClipboardWatch:
+    """Calls `changed()` on the GLib main loop each time the CLIPBOARD selection gets a new owner."""
+
+    def __init__(self, display, changed):
+        self.changed = changed
+        self.dpy = _x11.XOpenDisplay(display.encode())
+        if not self.dpy:
+            raise RuntimeError('cannot open display %s' % display)
+        base, _errors = ctypes.c_int(), ctypes.c_int()
+        if not _xfixes.XFixesQueryExtension(self.dpy, ctypes.byref(base), ctypes.byref(_errors)):
+            _x11.XCloseDisplay(self.dpy)
+            raise RuntimeError('the X server has no XFixes')
+        self.notify = base.value + _SELECTION_NOTIFY
+        clipboard = _x11.XInternAtom(self.dpy, b'CLIPBOARD', 0)
+        _xfixes.XFixesSelectSelectionInput(self.dpy, _x11.XDefaultRootWindow(self.dpy), clipboard, _SET_SELECTION_OWNER_NOTIFY_MASK)
+        _x11.XFlush(self.dpy)
+        self.event = (ctypes.c_long * 24)()  # an XEvent
+        fd = _x11.XConnectionNumber(self.dpy)
+        self.source = GLib.io_add_watch(fd, GLib.PRIORITY_DEFAULT, GLib.IO_IN | GLib.IO_HUP | GLib.IO_ERR, self._readable)
+
+    def _readable(self, _fd, condition):
+        if condition & (GLib.IO_HUP | GLib.IO_ERR):
+            return False  # the X server went away: the desktop is ending
+        owner_changed = False
+        while _x11.XPending(self.dpy):
+            _x11.XNextEvent(self.dpy, self.event)
+            owner_changed |= ctypes.cast(self.event, ctypes.POINTER(ctypes.c_int))[0] == self.notify
+        if owner_changed:
+            self.changed()
+        return True
