@@ -187,7 +187,7 @@ class Agent:
 
     def clipboard_changed(self):
         if self.peer:
-            self.peer.read_clipboard()
+            self.peer.clipboard.read()
 
     def close_peer(self):
         if self.peer:

@@ -1,9 +1,9 @@
 """Tells when the desktop's clipboard changes hands, from the X server's XFixes selection events.
 
 Every copy in the desktop makes its program the CLIPBOARD selection's owner, and XFixes reports each new owner. The
-agent reads the clipboard (xclip) only then, instead of running xclip every 0.7 s while someone views the desktop
-(about 3.2 ms of CPU each time, measured in a desktop: almost 0.2 of a core for a class of 40), and the tab has the
-copied text at once.
+agent reads the clipboard (clipboard.py) only then, instead of running xclip every 0.7 s while someone views the
+desktop (about 3.2 ms of CPU each time, measured in a desktop: almost 0.2 of a core for a class of 40), and the tab
+has the copied text at once.
 """
 import ctypes
 

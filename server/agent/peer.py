@@ -8,7 +8,6 @@ extension at min 0 / max 0 so Chrome renders each frame as soon as it is decoded
 import json
 import os
 import re
-import subprocess
 import threading
 import time
 from urllib.parse import quote
@@ -25,6 +24,7 @@ from ratecontrol import Aimd, QUALITY_KBPS  # noqa: E402
 from framerate import fps_for, vbv_ms  # noqa: E402
 from timing import FrameTiming  # noqa: E402
 from xinput import MAX_HELD  # noqa: E402
+from clipboard import Clipboard  # noqa: E402
 from desktopsize import fit  # noqa: E402
 
 CPUS = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else (os.cpu_count() or 1)
@@ -102,7 +102,7 @@ class Peer:
         self.codec = codec
         self.channel = None
         self.closed = False
-        self.clip = None
+        self.clipboard = Clipboard(lambda text: self.send_channel({'t': 'clip', 'text': text}))
         self.start = start
         self.started_at = time.monotonic()
         self.answered = False
@@ -181,7 +181,7 @@ class Peer:
         # The desktop's clipboard goes to the tab once the channel opens, then at each copy there (clipwatch.py);
         # without XFixes, it is looked at every 0.7 s.
         if not agent.clip_watch:
-            GLib.timeout_add(700, self.read_clipboard)
+            GLib.timeout_add(700, self.clipboard.read)
         agent.log_fn('viewer started, codec %s, %d kbit/s, %d fps, VBV %d ms, %d slices, playout delay %s'
                      % (codec, self.rate.kbps, self.fps, vbv_ms(self.fps), THREADS, '0/0' if self.playout else 'unavailable'))
 
@@ -271,7 +271,7 @@ class Peer:
     # --- input -----------------------------------------------------------------------------------------------
     def on_channel_open(self, _ch):
         self.agent.log_fn('input channel open')
-        self.read_clipboard()
+        self.clipboard.read()
 
     def send_channel(self, obj):
         """Sends to the tab over the data channel; False when it is not open."""
@@ -325,7 +325,7 @@ class Peer:
         elif t == 'reset':
             x.release_all()
         elif t == 'clip' and isinstance(m.get('text'), str):
-            self.set_clipboard(m['text'][:1024 * 1024])
+            self.clipboard.set(m['text'][:1024 * 1024])
         elif t == 'size':
             GLib.idle_add(self.resize, n(m['w'], 1, 16384), n(m['h'], 1, 16384))
         elif t == 'quality' and isinstance(m.get('q'), str) and m['q'] in QUALITY_KBPS:
@@ -362,42 +362,6 @@ class Peer:
             self.enc.set_property('vbv-buffer-size', max(1, self.rate.kbps * vbv // 1000))
         self.pipe.get_by_name('rate').set_property('caps', Gst.Caps.from_string('video/x-raw,framerate=%d/1' % fps))
         self.agent.log_fn('capture at %d fps for %dx%d on %d cores (VBV %d ms)' % (fps, w, h, CPUS, vbv))
-
-    # --- clipboard -------------------------------------------------------------------------------------------
-    def set_clipboard(self, text):
-        self.clip = text
-        try:
-            # xclip forks and keeps owning the selection after we have written it.
-            # Both selections: Ctrl+V pastes the clipboard, Shift+Insert (xterm, VNC viewers) the primary selection.
-            for sel in ('primary', 'clipboard'):
-                subprocess.run(['xclip', '-selection', sel, '-i'], input=text.encode(), timeout=3,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            # The tab sends a paste key right after the text: hold the input queue until the desktop's clipboard has it.
-            for _ in range(20):
-                out = subprocess.run(['xclip', '-selection', 'clipboard', '-o'], capture_output=True, timeout=1)
-                if out.returncode == 0 and out.stdout.decode('utf-8', 'replace') == text:
-                    break
-                time.sleep(0.025)
-        except (OSError, subprocess.SubprocessError):
-            pass
-
-    def read_clipboard(self):
-        """Reads the desktop's clipboard (in a thread: xclip may wait for its owner) and sends it when it changed."""
-        if self.closed:
-            return False
-        threading.Thread(target=self._read_clipboard, daemon=True).start()
-        return True
-
-    def _read_clipboard(self):
-        try:
-            out = subprocess.run(['xclip', '-selection', 'clipboard', '-o'], capture_output=True, timeout=2)
-        except (OSError, subprocess.SubprocessError):
-            return
-        if out.returncode != 0:
-            return
-        text = out.stdout.decode('utf-8', 'replace')[:1024 * 1024]
-        if text != self.clip and self.send_channel({'t': 'clip', 'text': text}):
-            self.clip = text
 
     # --- stage timing ---------------------------------------------------------------------------------------
     def send_timing(self):
@@ -461,5 +425,6 @@ class Peer:
 
     def close(self):
         self.closed = True
+        self.clipboard.close()
         self.pipe.set_state(Gst.State.NULL)
         self.pipe.get_bus().remove_signal_watch()
