@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Download, type Page } from 'playwright-core';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const ARTIFACTS = path.join(ROOT, 'test-results');
@@ -187,6 +187,21 @@ export async function launchBrowser(): Promise<Browser> {
   const shared = process.env[BROWSER_ENDPOINT];
   if (shared) return chromium.connect(shared);
   return chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+}
+
+/**
+ * A download's bytes. Saved through the connection (`saveAs`): the run's shared browser is another process, whose
+ * `download.path()` this one cannot read.
+ */
+export async function downloadedBytes(download: Download): Promise<Buffer> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'hd-download-'));
+  try {
+    const file = path.join(dir, 'download');
+    await download.saveAs(file);
+    return readFileSync(file);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** Saves a screenshot under test-results/ for people to look at. */

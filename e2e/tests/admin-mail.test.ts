@@ -1,12 +1,11 @@
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { SMTPServer } from 'smtp-server';
-import { freePort, launchBrowser, snap, startServer, uniqueEmail, type RunningServer } from '../harness';
+import { downloadedBytes, freePort, launchBrowser, snap, startServer, uniqueEmail, type RunningServer } from '../harness';
 import { openConsole } from './operator-helpers';
 import { loginWithPopup, seedUser, seriousViolations } from './auth-helpers';
 
@@ -136,7 +135,7 @@ it('a failed mail shows its reason and links in the console, is resent, and the 
   // Export: the CSV of exactly the filtered entries.
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export these entries (CSV)' }).click()]);
   expect(download.suggestedFilename()).toMatch(/^hyperdesk-audit-\d{4}-\d{2}-\d{2}\.csv$/);
-  const csv = readFileSync((await download.path())!, 'utf8').trim().split('\r\n');
+  const csv = (await downloadedBytes(download)).toString('utf8').trim().split('\r\n');
   expect(csv[0]).toBe('id,at,actor_kind,actor,action,target_type,target_id,before,after');
   expect(csv).toHaveLength(2);
   expect(csv[1]).toMatch(/^\d+,[^,]+,cli,cli:[^,]+,user\.claim\.admin\.grant,user,[0-9a-f-]{36},/);

@@ -1,11 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { lxdProjectFor } from '../../server/src/config';
-import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
+import { downloadedBytes, launchBrowser, snap, startServer, type RunningServer } from '../harness';
 import { api, buyer, connectHref, waitOnline } from './connect-helpers';
 
 let server: RunningServer;
@@ -76,7 +75,7 @@ it('a 5 MB file picked in the Files panel has the same sha256 in ~/Uploads; a dr
     throw err;
   });
   expect(download.suggestedFilename()).toBe('handin.bin');
-  expect(sha(readFileSync((await download.path())!))).toBe(made);
+  expect(sha(await downloadedBytes(download))).toBe(made);
   await panel.getByText('Downloaded').waitFor();
 
   // Another folder of the home opens from the panel (Uploads lists what came in).
