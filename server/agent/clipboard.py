@@ -29,8 +29,7 @@ class Clipboard:
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             # The tab sends a paste key right after the text: hold the input queue until the desktop's clipboard has it.
             for _ in range(20):
-                out = subprocess.run(['xclip', '-selection', 'clipboard', '-o'], capture_output=True, timeout=1)
-                if out.returncode == 0 and out.stdout.decode('utf-8', 'replace') == text:
+                if _desktop_text(timeout=1) == text:
                     break
                 time.sleep(0.025)
         except (OSError, subprocess.SubprocessError):
@@ -63,11 +62,17 @@ class Clipboard:
 
     def _read_once(self):
         try:
-            out = subprocess.run(['xclip', '-selection', 'clipboard', '-o'], capture_output=True, timeout=2)
+            text = _desktop_text(timeout=2)
         except (OSError, subprocess.SubprocessError):
             return
-        if out.returncode != 0:
+        if text is None:
             return
-        text = out.stdout.decode('utf-8', 'replace')[:1024 * 1024]
+        text = text[:1024 * 1024]
         if text != self.text and self.send(text):
             self.text = text
+
+
+def _desktop_text(timeout):
+    """The desktop's CLIPBOARD text, or None when xclip could not read it (no owner, nothing text)."""
+    out = subprocess.run(['xclip', '-selection', 'clipboard', '-o'], capture_output=True, timeout=timeout)
+    return out.stdout.decode('utf-8', 'replace') if out.returncode == 0 else None

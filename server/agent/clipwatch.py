@@ -51,7 +51,7 @@ class ClipboardWatch:
         _x11.XFlush(self.dpy)
         self.event = (ctypes.c_long * 24)()  # an XEvent
         fd = _x11.XConnectionNumber(self.dpy)
-        self.source = GLib.io_add_watch(fd, GLib.PRIORITY_DEFAULT, GLib.IO_IN | GLib.IO_HUP | GLib.IO_ERR, self._readable)
+        GLib.io_add_watch(fd, GLib.PRIORITY_DEFAULT, GLib.IO_IN | GLib.IO_HUP | GLib.IO_ERR, self._readable)
 
     def _readable(self, _fd, condition):
         if condition & (GLib.IO_HUP | GLib.IO_ERR):
