@@ -58,6 +58,10 @@ XDG_RUNTIME_DIR=/tmp/xdg pulseaudio --daemonize=no --exit-idle-time=-1 -n --use-
   --load="module-null-sink sink_name=desktop" --load=module-always-sink &
 export PULSE_SERVER="unix:$R/pulse/native"
 xsetroot -solid '#1e293b' -name "$NAME"
+# No auto-repeat from X: the viewer's browser repeats a held key itself (keydown events with `repeat`), and a key-up
+# late on a slow link or a busy host made X repeat the key on its own ('>' came as '>.': X repeats the bare key, without
+# the Shift the agent taps around it). x11vnc turns it off while viewers are connected for the same reason.
+xset r off
 openbox --config-file /opt/hyperdesk/openbox.xml --startup "touch $R/wm-ready" &
 tint2 -c /opt/hyperdesk/tint2rc &
 # The file manager asks for no position: mapped before openbox manages the screen (a busy host can run it first) it

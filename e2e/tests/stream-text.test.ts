@@ -50,6 +50,16 @@ it('Ctrl+V pastes the local clipboard into the terminal (WebRTC and VNC), text w
   await homeFile('typed.txt', 'café ü € ñ ß\n');
   await snap(tab, 'stream-text-typed');
 
+  // A key held past X's auto-repeat delay (660 ms) repeats only as the browser repeats it: a key-up late on a slow
+  // link or a busy host once made X repeat '>' by itself, as '.' (it repeats the bare key, not the Shift tapped with it).
+  // The hold is the scenario, not a wait for a state: the driver's key-down sends no repeats.
+  await tab.keyboard.type("echo '", { delay: 15 });
+  await tab.keyboard.down('>');
+  await new Promise((r) => setTimeout(r, 1500));
+  await tab.keyboard.up('>');
+  await tab.keyboard.type("' > held.txt\n", { delay: 15 });
+  await homeFile('held.txt', '>\n');
+
   // The same Ctrl+V under VNC (noVNC's canvas gets no paste event: the tab reads the clipboard, which it may here).
   await tab.getByTestId('switch-transport').click();
   await expect.poll(() => tab.getByTestId('transport').innerText()).toBe('VNC');
