@@ -9,23 +9,9 @@ import ctypes
 
 from gi.repository import GLib
 
-# By soname (see xscreen.py).
-_x11 = ctypes.CDLL('libX11.so.6')
-_xfixes = ctypes.CDLL('libXfixes.so.3')
+from xlib import ID as _ID, P as _P, x11 as _x11
 
-_P = ctypes.c_void_p
-_ID = ctypes.c_ulong
-_x11.XOpenDisplay.restype = _P
-_x11.XOpenDisplay.argtypes = [ctypes.c_char_p]
-_x11.XCloseDisplay.argtypes = [_P]
-_x11.XDefaultRootWindow.restype = _ID
-_x11.XDefaultRootWindow.argtypes = [_P]
-_x11.XInternAtom.restype = _ID
-_x11.XInternAtom.argtypes = [_P, ctypes.c_char_p, ctypes.c_int]
-_x11.XConnectionNumber.argtypes = [_P]
-_x11.XPending.argtypes = [_P]
-_x11.XNextEvent.argtypes = [_P, _P]
-_x11.XFlush.argtypes = [_P]
+_xfixes = ctypes.CDLL('libXfixes.so.3')  # by soname (see xlib.py)
 _xfixes.XFixesQueryExtension.argtypes = [_P, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]
 _xfixes.XFixesSelectSelectionInput.argtypes = [_P, _ID, _ID, ctypes.c_ulong]
 

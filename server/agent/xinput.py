@@ -2,25 +2,9 @@
 import ctypes
 import threading
 
-# By soname: ctypes.util.find_library runs `ldconfig -p` in a child process, 7 of them at each desktop's start.
-_x11 = ctypes.CDLL('libX11.so.6')
-_xtst = ctypes.CDLL('libXtst.so.6')
-_x11.XOpenDisplay.restype = ctypes.c_void_p
-_x11.XOpenDisplay.argtypes = [ctypes.c_char_p]
-_x11.XKeysymToKeycode.argtypes = [ctypes.c_void_p, ctypes.c_ulong]
-_x11.XKeysymToKeycode.restype = ctypes.c_ubyte
-_x11.XFlush.argtypes = [ctypes.c_void_p]
-_x11.XDefaultScreen.argtypes = [ctypes.c_void_p]
-_x11.XDisplayWidth.argtypes = [ctypes.c_void_p, ctypes.c_int]
-_x11.XDisplayHeight.argtypes = [ctypes.c_void_p, ctypes.c_int]
-_x11.XDisplayKeycodes.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]
-_x11.XGetKeyboardMapping.argtypes = [ctypes.c_void_p, ctypes.c_ubyte, ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
-_x11.XGetKeyboardMapping.restype = ctypes.POINTER(ctypes.c_ulong)
-_x11.XChangeKeyboardMapping.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_ulong), ctypes.c_int]
-_x11.XkbKeycodeToKeysym.argtypes = [ctypes.c_void_p, ctypes.c_ubyte, ctypes.c_int, ctypes.c_int]
-_x11.XkbKeycodeToKeysym.restype = ctypes.c_ulong
-_x11.XFree.argtypes = [ctypes.c_void_p]
-_x11.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
+from xlib import x11 as _x11
+
+_xtst = ctypes.CDLL('libXtst.so.6')  # by soname (see xlib.py)
 _xtst.XTestFakeMotionEvent.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_ulong]
 _xtst.XTestFakeRelativeMotionEvent.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_ulong]
 _xtst.XTestFakeButtonEvent.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_int, ctypes.c_ulong]

@@ -9,10 +9,9 @@ import ctypes
 import threading
 
 import xwindows
+from xlib import ID as _ID, P as _P, x11 as _x11
 
-# By soname: ctypes.util.find_library runs `ldconfig -p` in a child process, 7 of them at each desktop's start.
-_x11 = ctypes.CDLL('libX11.so.6')
-_xrr = ctypes.CDLL('libXrandr.so.2')
+_xrr = ctypes.CDLL('libXrandr.so.2')  # by soname (see xlib.py)
 
 
 class _ModeInfo(ctypes.Structure):
@@ -29,17 +28,6 @@ class _Resources(ctypes.Structure):
                 ('nmode', ctypes.c_int), ('modes', ctypes.POINTER(_ModeInfo))]
 
 
-_P = ctypes.c_void_p
-_ID = ctypes.c_ulong
-_x11.XOpenDisplay.restype = _P
-_x11.XOpenDisplay.argtypes = [ctypes.c_char_p]
-_x11.XDefaultRootWindow.restype = _ID
-_x11.XDefaultRootWindow.argtypes = [_P]
-_x11.XSync.argtypes = [_P, ctypes.c_int]
-_x11.XGrabServer.argtypes = [_P]
-_x11.XUngrabServer.argtypes = [_P]
-_x11.XSetErrorHandler.restype = _P
-_x11.XGetGeometry.argtypes = [_P, _ID] + [_P] * 7
 _xrr.XRRGetScreenResources.restype = ctypes.POINTER(_Resources)
 _xrr.XRRGetScreenResources.argtypes = [_P, _ID]
 _xrr.XRRFreeScreenResources.argtypes = [ctypes.POINTER(_Resources)]

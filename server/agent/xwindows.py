@@ -9,19 +9,7 @@ openbox handles the new size first.
 """
 import ctypes
 
-# By soname: ctypes.util.find_library runs `ldconfig -p` in a child process, 7 of them at each desktop's start.
-_x11 = ctypes.CDLL('libX11.so.6')
-_P = ctypes.c_void_p
-_ID = ctypes.c_ulong
-_x11.XInternAtom.restype = _ID
-_x11.XInternAtom.argtypes = [_P, ctypes.c_char_p, ctypes.c_int]
-_x11.XGetWindowProperty.argtypes = [_P, _ID, _ID, ctypes.c_long, ctypes.c_long, ctypes.c_int, _ID, ctypes.POINTER(_ID),
-                                    ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_ulong), ctypes.POINTER(ctypes.c_ulong),
-                                    ctypes.POINTER(_P)]
-_x11.XFree.argtypes = [_P]
-_x11.XGetGeometry.argtypes = [_P, _ID] + [_P] * 7
-_x11.XTranslateCoordinates.argtypes = [_P, _ID, _ID, ctypes.c_int, ctypes.c_int, ctypes.POINTER(ctypes.c_int),
-                                       ctypes.POINTER(ctypes.c_int), ctypes.POINTER(_ID)]
+from xlib import ID as _ID, P as _P, x11 as _x11
 
 
 class _ClientMessage(ctypes.Structure):
@@ -32,9 +20,6 @@ class _ClientMessage(ctypes.Structure):
 class _Event(ctypes.Union):
     _fields_ = [('xclient', _ClientMessage), ('pad', ctypes.c_long * 24)]
 
-
-_x11.XSendEvent.argtypes = [_P, _ID, ctypes.c_int, ctypes.c_long, ctypes.POINTER(_Event)]
-_x11.XFlush.argtypes = [_P]
 
 _CLIENT_MESSAGE = 33
 _SUBSTRUCTURE = (1 << 19) | (1 << 20)  # SubstructureNotifyMask | SubstructureRedirectMask, as EWMH asks
