@@ -1,28 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
-import { startTestServer, type TestServer } from './harness';
-import { manualClock } from '../src/lib/clock';
-import { createHourAlerts, hourAlertsJob } from '../src/modules/alerts/service';
+import { hourAlertsJob } from '../src/modules/alerts/service';
 import { seedCourseMachines, seedMachine, seedUser } from './machines-fixtures';
-
-const T0 = new Date('2030-05-01T09:00:00Z');
-const MIN = 60_000;
-const DAY = 24 * 60 * MIN;
+import { DAY, MIN, T0, useHoursServer } from './hours-fixtures';
 
 describe('hours that speak up (issue 22.4): alerts, each once', () => {
-  const clock = manualClock(T0);
-  let s: TestServer;
-  const db = () => s.app.ctx.db;
-  /** A fresh alerts instance each call: what a restarted (or another) server runs. */
-  const pass = () => createHourAlerts({ db: db(), mailer: s.app.ctx.mailer, clock, publicUrl: 'https://hd.example' }).runOnce();
-
-  beforeAll(async () => {
-    s = await startTestServer({ clock });
-  });
-  afterAll(async () => {
-    await s.close();
-  });
+  const h = useHoursServer();
+  const { clock, db, pass } = h;
 
   /** `minutes` used on the machine, as metering would: debits of the earliest-expiring lot with minutes left. */
   async function use(machineId: string, minutes: number) {
@@ -38,7 +23,7 @@ describe('hours that speak up (issue 22.4): alerts, each once', () => {
     }
   }
   const credit = (machineId: string, minutes: number, expiresAt: Date) =>
-    s.app.ctx.ledger.credit(db(), { machineId, minutes, expiresAt, key: `test-credit:${randomUUID()}` });
+    h.s.app.ctx.ledger.credit(db(), { machineId, minutes, expiresAt, key: `test-credit:${randomUUID()}` });
   async function mails(email: string): Promise<{ kind: string; subject: string; body_text: string }[]> {
     const res = await db().execute(sql`select kind, subject, body_text from mail_outbox where to_addr = ${email} order by created_at, subject`);
     return res.rows as { kind: string; subject: string; body_text: string }[];
@@ -163,7 +148,7 @@ describe('hours that speak up (issue 22.4): alerts, each once', () => {
     const id = await seedMachine(db(), u.uid);
     await credit(id, 120, new Date(T0.getTime() + 30 * DAY));
     await use(id, 100);
-    const alerts = createHourAlerts({ db: db(), mailer: s.app.ctx.mailer, clock, publicUrl: 'https://hd.example' });
+    const alerts = h.alerts();
     await hourAlertsJob(alerts, () => false).runOnce();
     expect(await mails(u.email)).toEqual([]);
     await hourAlertsJob(alerts, () => true).runOnce();

@@ -1,37 +1,22 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
-import { startTestServer, type TestServer } from './harness';
-import { manualClock } from '../src/lib/clock';
-import { createHourAlerts } from '../src/modules/alerts/service';
 import { seedCourseMachines, seedMachine, seedUser, signFor } from './machines-fixtures';
-
-const T0 = new Date('2030-05-01T09:00:00Z');
-const MIN = 60_000;
-const DAY = 24 * 60 * MIN;
+import { DAY, MIN, T0, useHoursServer } from './hours-fixtures';
 
 describe('GET /v1/user/hours/notices: the forecast and the active alert (issue 22.4)', () => {
-  const clock = manualClock(T0);
-  let s: TestServer;
-  const db = () => s.app.ctx.db;
-  const pass = () => createHourAlerts({ db: db(), mailer: s.app.ctx.mailer, clock, publicUrl: 'https://hd.example' }).runOnce();
-
-  beforeAll(async () => {
-    s = await startTestServer({ clock });
-  });
-  afterAll(async () => {
-    await s.close();
-  });
+  const h = useHoursServer();
+  const { clock, db, pass } = h;
 
   /** `minutes` metered minutes starting at `from`, keyed as metering keys them (meter:<id>:<epoch minute>). */
   async function meter(machineId: string, from: Date, minutes: number) {
     for (let i = 0; i < minutes; i++) {
       const m = Math.floor(from.getTime() / MIN) + i;
-      const r = await s.app.ctx.ledger.debitMinute(db(), { machineId, key: `meter:${machineId}:${m}`, at: new Date(m * MIN) });
+      const r = await h.s.app.ctx.ledger.debitMinute(db(), { machineId, key: `meter:${machineId}:${m}`, at: new Date(m * MIN) });
       expect(r.debited).toBe(true);
     }
   }
   const notices = async (u: { uid: string; email: string }) => {
-    const r = await s.call('GET', '/v1/user/hours/notices', { token: await signFor(s.app.ctx.tokens, u) });
+    const r = await h.s.call('GET', '/v1/user/hours/notices', { token: await signFor(h.s.app.ctx.tokens, u) });
     expect(r.status).toBe(200);
     return r.body.notices as { packId: string; runOutAt: string | null; alert: { kind: string; text: string } | null }[];
   };
@@ -40,16 +25,16 @@ describe('GET /v1/user/hours/notices: the forecast and the active alert (issue 2
     clock.set(T0);
     const u = await seedUser(db());
     const id = await seedMachine(db(), u.uid);
-    await s.app.ctx.ledger.credit(db(), { machineId: id, minutes: 600, expiresAt: new Date(T0.getTime() + 30 * DAY), key: `c:${id}` });
+    await h.s.app.ctx.ledger.credit(db(), { machineId: id, minutes: 600, expiresAt: new Date(T0.getTime() + 30 * DAY), key: `c:${id}` });
     expect(await notices(u)).toEqual([{ packId: id, runOutAt: null, alert: null }]);
-    expect((await s.call('GET', '/v1/user/hours/notices')).status).toBe(401);
+    expect((await h.s.call('GET', '/v1/user/hours/notices')).status).toBe(401);
   });
 
   it('pace since the first use when shorter than 7 days, then over the last 7 days', async () => {
     clock.set(T0);
     const u = await seedUser(db());
     const id = await seedMachine(db(), u.uid);
-    await s.app.ctx.ledger.credit(db(), { machineId: id, minutes: 3000, expiresAt: new Date(T0.getTime() + 30 * DAY), key: `c:${id}` });
+    await h.s.app.ctx.ledger.credit(db(), { machineId: id, minutes: 3000, expiresAt: new Date(T0.getTime() + 30 * DAY), key: `c:${id}` });
     await meter(id, T0, 60); // 60 minutes on the first day
     clock.set(new Date(T0.getTime() + DAY)); // a day since the first use: 60 min/day, 2940 left → 49 days: past the expiry
     expect((await notices(u))[0]!.runOutAt).toBeNull();
@@ -72,14 +57,14 @@ describe('GET /v1/user/hours/notices: the forecast and the active alert (issue 2
     clock.set(T0);
     const u = await seedUser(db());
     const id = await seedMachine(db(), u.uid, 'Unreal Engine · Spain');
-    await s.app.ctx.ledger.credit(db(), { machineId: id, minutes: 300, expiresAt: new Date(T0.getTime() + 30 * DAY), key: `c:${id}` });
+    await h.s.app.ctx.ledger.credit(db(), { machineId: id, minutes: 300, expiresAt: new Date(T0.getTime() + 30 * DAY), key: `c:${id}` });
     await meter(id, T0, 250);
     clock.set(new Date(T0.getTime() + 250 * MIN));
     expect((await notices(u))[0]!.alert).toBeNull(); // no alert raised yet (the job has not run)
     await pass();
     expect((await notices(u))[0]!.alert).toEqual({ kind: 'low-1h', text: 'Only 1 hour left on Unreal Engine · Spain.' });
     // A top-up ends the alert.
-    await s.app.ctx.ledger.credit(db(), { machineId: id, minutes: 600, expiresAt: new Date(T0.getTime() + 30 * DAY), key: `c2:${id}` });
+    await h.s.app.ctx.ledger.credit(db(), { machineId: id, minutes: 600, expiresAt: new Date(T0.getTime() + 30 * DAY), key: `c2:${id}` });
     expect((await notices(u))[0]!.alert).toBeNull();
 
     const instructor = await seedUser(db(), { instructor: true });
@@ -87,7 +72,7 @@ describe('GET /v1/user/hours/notices: the forecast and the active alert (issue 2
     const { courseId, ids } = await seedCourseMachines(db(), instructor.uid, 1);
     await db().execute(sql`update courses set name = 'Lighting 101', end_at = ${new Date(T0.getTime() + 30 * DAY).toISOString()}::timestamptz where id = ${courseId}::uuid`);
     await db().execute(sql`insert into roster (course_id, email) values (${courseId}::uuid, ${student.email})`);
-    await s.app.ctx.ledger.credit(db(), { machineId: ids[0]!, minutes: 600, expiresAt: new Date(T0.getTime() + 30 * DAY), key: `c:${ids[0]}` });
+    await h.s.app.ctx.ledger.credit(db(), { machineId: ids[0]!, minutes: 600, expiresAt: new Date(T0.getTime() + 30 * DAY), key: `c:${ids[0]}` });
     await meter(ids[0]!, T0, 490);
     await pass();
     const [course] = await notices(instructor);
