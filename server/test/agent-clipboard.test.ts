@@ -25,13 +25,16 @@ it('a burst of copies makes one read at a time, and the tab gets the last text o
     '/usr/bin/python3',
     [
       '-c',
-      `import sys, json, time
+      `import os, sys, json, time
 sys.path.insert(0, ${JSON.stringify(AGENT)})
 from clipboard import Clipboard
 sent = []
 c = Clipboard(lambda t: sent.append(t) or True)
 for i in range(200):
-    open(${JSON.stringify(text)}, 'w').write('copy %d' % i)
+    # Replaced whole: the fake xclip must never read a file half written (an empty text, then 'copy n' again).
+    with open(${JSON.stringify(text)} + '.new', 'w') as f:
+        f.write('copy %d' % i)
+    os.replace(${JSON.stringify(text)} + '.new', ${JSON.stringify(text)})
     c.read()
 deadline = time.time() + 10
 while c.reading and time.time() < deadline:
