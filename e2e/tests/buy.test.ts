@@ -1,6 +1,7 @@
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
+import { expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { snap } from '../harness';
+import { useServerAndBrowser } from './suite-helpers';
 import {
   configure,
   DECLINED_CARD,
@@ -10,29 +11,17 @@ import {
   step,
 } from './buy-helpers';
 
-let server: RunningServer;
-let browser: Browser;
-beforeAll(async () => {
-  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
-
-afterEach((ctx) => {
-  if (ctx.task.result?.state === 'fail') console.log('SERVER OUTPUT\n' + server.output().slice(-6000));
-});
+const t = useServerAndBrowser();
 
 const summary = (page: Page) => page.getByRole('region', { name: 'Summary' });
 const alertIn = async (page: Page, title: string) => (await step(page, title).getByRole('alert').innerText()).trim();
 
 it('buys hours: every setup step with its Change links and messages, the hosted checkout, /success, the dashboard', async () => {
-  const { page } = await signedInPage(browser, server.base);
+  const { page } = await signedInPage(t.browser, t.server.base);
   await page.getByText('Set up your Cloud Machine to get started').waitFor();
   await snap(page, 'buy-01-dashboard-empty');
   await page.getByRole('link', { name: 'Configure your Set up' }).click();
-  await page.waitForURL(`${server.base}/setup`);
+  await page.waitForURL(`${t.server.base}/setup`);
 
   await page.getByRole('heading', { level: 1, name: "Let's set up your Cloud Machine" }).waitFor();
   await expect.poll(() => summary(page).innerText()).toContain('All your selections will be shown here');
@@ -148,7 +137,7 @@ it('buys hours: every setup step with its Change links and messages, the hosted 
   await snap(page, 'buy-07-success');
 
   await page.getByRole('link', { name: 'Go to Dashboard' }).click();
-  await page.waitForURL(`${server.base}/dashboard`);
+  await page.waitForURL(`${t.server.base}/dashboard`);
   const card = page.getByRole('article');
   await card.waitFor();
   expect(await card.innerText()).toMatch(/25\s+of 25 hours left/);
@@ -157,21 +146,21 @@ it('buys hours: every setup step with its Change links and messages, the hosted 
   await snap(page, 'buy-08-dashboard');
   await page.setViewportSize({ width: 390, height: 844 });
   await snap(page, 'buy-08b-dashboard-phone');
-  await page.goto(`${server.base}/setup`);
+  await page.goto(`${t.server.base}/setup`);
   await page.getByRole('button', { name: 'Confirm Country' }).waitFor();
   await snap(page, 'buy-08c-setup-phone');
   await page.context().close();
 });
 
 it('a declined card lands on /failed; Retry Payment returns to the same checkout page', async () => {
-  const { page } = await signedInPage(browser, server.base, 'Alan Turing');
-  await configure(page, server.base, 'Germany', 10);
+  const { page } = await signedInPage(t.browser, t.server.base, 'Alan Turing');
+  await configure(page, t.server.base, 'Germany', 10);
   await page.getByRole('button', { name: 'Pay € 16.99 and get started' }).click();
   await page.waitForURL(/\/checkout\//, { timeout: 20_000 });
   const checkoutUrl = page.url();
   await payOnCheckout(page, DECLINED_CARD);
 
-  await page.waitForURL(`${server.base}/failed**`, { timeout: 20_000 });
+  await page.waitForURL(`${t.server.base}/failed**`, { timeout: 20_000 });
   await page.getByRole('heading', { level: 1, name: 'Payment Unsuccessful' }).waitFor();
   await page.getByText("Oops, something went wrong and your payment didn't go through. Please try again.").waitFor();
   const side = await page.getByRole('region', { name: 'Your Cloud Machine' }).innerText();
@@ -189,7 +178,7 @@ it('a declined card lands on /failed; Retry Payment returns to the same checkout
 });
 
 it('shows the not-available message when the location has no packages', async () => {
-  const { page } = await signedInPage(browser, server.base, 'Edsger Dijkstra');
+  const { page } = await signedInPage(t.browser, t.server.base, 'Edsger Dijkstra');
   // The seeded catalog sells every location; answer this one as the server does for an empty location.
   await page.route('**/v1/packs/location?*', (route) =>
     route.fulfill({
@@ -198,7 +187,7 @@ it('shows the not-available message when the location has no packages', async ()
       body: JSON.stringify({ statusCode: 404, error: 'Not Found', message: 'Packages are not available for the selected location.', reqId: 'x' }),
     }),
   );
-  await page.goto(`${server.base}/setup`);
+  await page.goto(`${t.server.base}/setup`);
   await page.getByLabel('Country', { exact: true }).selectOption({ label: 'Spain' });
   await page.getByRole('button', { name: 'Confirm Country' }).click();
   await page.getByRole('radio', { name: /Unreal Engine/ }).check();

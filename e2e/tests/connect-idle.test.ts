@@ -1,26 +1,18 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
-import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
+import { expect, it } from 'vitest';
+import { snap } from '../harness';
+import { useServerAndBrowser } from './suite-helpers';
 import { api, buyer, connectHref, waitOnline } from './connect-helpers';
 
 // One idle minute: the warning comes half a minute before the stop (the job looks every 7.5 seconds: an eighth of it).
-let server: RunningServer;
-let browser: Browser;
-beforeAll(async () => {
-  [server, browser] = await Promise.all([startServer({ IDLE_STOP_MINUTES: '1' }), launchBrowser()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const t = useServerAndBrowser({ IDLE_STOP_MINUTES: '1' });
 
 it("warns 'Still there?' in the connect tab, keeps the machine on request, then stops it and says why", async () => {
   // Over VNC here; stream-idle.test.ts shows the same warning over WebRTC.
-  const b = await buyer(browser, server.base, 'Idle Tester', 'vnc');
-  await api(server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId });
-  await waitOnline(server.base, b.token, b.machineId);
+  const b = await buyer(t.browser, t.server.base, 'Idle Tester', 'vnc');
+  await api(t.server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId });
+  await waitOnline(t.server.base, b.token, b.machineId);
   const tab = await b.context.newPage();
-  await tab.goto(connectHref(server.base, b.machineId, b.machineName));
+  await tab.goto(connectHref(t.server.base, b.machineId, b.machineName));
   await tab.locator('main[data-phase="connected"]').waitFor({ timeout: 60_000 });
   expect(await tab.getByTestId('transport').innerText()).toBe('VNC');
 

@@ -1,18 +1,11 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Browser, Locator, Page } from 'playwright-core';
-import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
+import { expect, it } from 'vitest';
+import type { Locator, Page } from 'playwright-core';
+import { snap } from '../harness';
+import { useServerAndBrowser } from './suite-helpers';
 import { connectHref } from './connect-helpers';
 import { streamingTab } from './stream-helpers';
 
-let server: RunningServer;
-let browser: Browser;
-beforeAll(async () => {
-  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const t = useServerAndBrowser();
 
 /** Fully inside the window (not cut off at its right edge, not below it). */
 async function inView(tab: Page, l: Locator): Promise<boolean> {
@@ -24,14 +17,14 @@ async function inView(tab: Page, l: Locator): Promise<boolean> {
 const toolbarHeight = (tab: Page) => tab.locator('header').evaluate((el) => el.getBoundingClientRect().height);
 
 it('the toolbar keeps one row: at 360×740 every control is reachable under More; at 1440 px a long name does not wrap it', async () => {
-  const b = await streamingTab(server, browser, 'Toolbar Tester');
+  const b = await streamingTab(t.server, t.browser, 'Toolbar Tester');
   const { tab } = b;
 
   // 1440 px wide, a long course name: one row, the name cut with an ellipsis, every control in the row.
   const long = 'Advanced Real-Time Rendering with Unreal Engine 5 — Spring Cohort 2027, Section B (Evening)';
   const wide = await b.context.newPage();
   await wide.setViewportSize({ width: 1440, height: 900 });
-  await wide.goto(connectHref(server.base, b.machineId, long));
+  await wide.goto(connectHref(t.server.base, b.machineId, long));
   await wide.locator('main[data-phase="connected"]').waitFor({ timeout: 60_000 });
   expect(await toolbarHeight(wide)).toBeLessThan(60);
   expect(await wide.getByRole('button', { name: 'More' }).isVisible()).toBe(false);

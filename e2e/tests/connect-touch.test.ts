@@ -1,19 +1,12 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Browser, CDPSession, Page } from 'playwright-core';
-import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
+import { expect, it } from 'vitest';
+import type { CDPSession, Page } from 'playwright-core';
+import { snap } from '../harness';
+import { useServerAndBrowser } from './suite-helpers';
 import { raiseTerminal } from '../desktops';
 import { typeUntil } from '../typing';
 import { machineLog, readHome, streamingTab, videoSize } from './stream-helpers';
 
-let server: RunningServer;
-let browser: Browser;
-beforeAll(async () => {
-  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const t = useServerAndBrowser();
 
 /** Where a desktop pixel shows in the window (the video keeps the desktop's shape inside its box). */
 async function onScreen(tab: Page, dx: number, dy: number): Promise<{ x: number; y: number }> {
@@ -58,21 +51,21 @@ const typeWord = (tab: Page, machineId: string, word: string, file: string) =>
       await tab.keyboard.insertText(`echo ${word} > ${file}`);
       await tab.keyboard.press('Enter');
     },
-    read: () => readHome(server, machineId, file),
+    read: () => readHome(t.server, machineId, file),
     done: (text) => text === `${word}\n`,
   });
 
 const shown = (tab: Page) => tab.locator('header').isVisible();
 
 it('on a phone: a tap clicks, a drag holds the button, two fingers scroll, a long press right-clicks; the Keyboard button types; full screen hides the toolbar until the top edge', async () => {
-  const b = await streamingTab(server, browser, 'Touch Tester', { viewport: { width: 360, height: 740 }, hasTouch: true });
+  const b = await streamingTab(t.server, t.browser, 'Touch Tester', { viewport: { width: 360, height: 740 }, hasTouch: true });
   const { tab } = b;
   // The desktop took the phone's upright shape before anything is touched: 640 wide at least, so 1080 tall (the most).
   await expect
     .poll(() => videoSize(tab), { timeout: 20_000 })
     .toBe('640x1080')
     .catch((e: Error) => {
-      throw new Error(`${e.message}\nagent log:\n${machineLog(server, b.machineId)}`);
+      throw new Error(`${e.message}\nagent log:\n${machineLog(t.server, b.machineId)}`);
     });
   await snap(tab, 'connect-touch-360');
   // One row with the Keyboard button beside More: the name gives way, the hours and the buttons stay whole.
@@ -85,7 +78,7 @@ it('on a phone: a tap clicks, a drag holds the button, two fingers scroll, a lon
   // focus, as a phone needs to open its keyboard; what the on-screen keyboard sends (text, Enter) reaches xterm.
   // The terminal on top first: on a screen this small the file manager, mapped after the desktop took the phone's
   // shape, can lie over it (the tap would focus that instead).
-  raiseTerminal(server, b.machineId);
+  raiseTerminal(t.server, b.machineId);
   const terminal = await onScreen(tab, 300, 200);
   await tab.touchscreen.tap(terminal.x, terminal.y);
   const keyboard = tab.getByRole('button', { name: 'Keyboard' });
@@ -99,7 +92,7 @@ it('on a phone: a tap clicks, a drag holds the button, two fingers scroll, a lon
     "printf '\\e[?1002h\\e[?1006h'; echo armed > armed.txt; IFS= read -rsd q ev; printf '\\e[?1002l\\e[?1006l'; printf '%s' \"$ev\" | tr '\\033' E > touch.txt",
   );
   await tab.keyboard.press('Enter');
-  await expect.poll(() => readHome(server, b.machineId, 'armed.txt') !== '', { timeout: 10_000 }).toBe(true);
+  await expect.poll(() => readHome(t.server, b.machineId, 'armed.txt') !== '', { timeout: 10_000 }).toBe(true);
   await snap(tab, 'connect-touch-keyboard');
 
   const cdp = await tab.context().newCDPSession(tab);
@@ -118,8 +111,8 @@ it('on a phone: a tap clicks, a drag holds the button, two fingers scroll, a lon
   await tab.waitForTimeout(900);
   await touch.up();
   await tab.keyboard.insertText('q');
-  await expect.poll(() => readHome(server, b.machineId, 'touch.txt'), { timeout: 15_000 }).not.toBe('');
-  const reports = reportsOf(readHome(server, b.machineId, 'touch.txt'));
+  await expect.poll(() => readHome(t.server, b.machineId, 'touch.txt'), { timeout: 15_000 }).not.toBe('');
+  const reports = reportsOf(readHome(t.server, b.machineId, 'touch.txt'));
   const codes = reports.map((e) => `${e.b}${e.press ? 'M' : 'm'}`).join(' ');
   // In order: tap (press, release), drag (press, motion with button 1, release), wheel down, wheel up, right click.
   expect(codes).toMatch(/^0M 0m 0M (32M )+0m (65M )+(64M )+2M 2m$/);

@@ -1,20 +1,13 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Browser, Locator, Page } from 'playwright-core';
-import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
+import { expect, it } from 'vitest';
+import type { Locator, Page } from 'playwright-core';
+import { snap } from '../harness';
+import { useServerAndBrowser } from './suite-helpers';
 import { desktopWindows, raiseTerminal, readHome as homeFile } from '../desktops';
 import { typeUntil } from '../typing';
 import { terminalShown } from './stream-helpers';
 import { buyer, canvasColours, connectHref } from './connect-helpers';
 
-let server: RunningServer;
-let browser: Browser;
-beforeAll(async () => {
-  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const t = useServerAndBrowser();
 
 /** A checksum of the desktop canvas: changes whenever anything is drawn. */
 function canvasHash(tab: Page): Promise<number> {
@@ -33,7 +26,7 @@ async function at(canvas: Locator, x: number, y: number): Promise<{ x: number; y
   return { x: box.x + (x / 1920) * box.width, y: box.y + (y / 1080) * box.height };
 }
 
-const readHome = (machineId: string, name: string) => homeFile(server, machineId, name);
+const readHome = (machineId: string, name: string) => homeFile(t.server, machineId, name);
 
 /**
  * Clicks into the xterm and types an idempotent shell line until `file` in the home folder holds `want`, at most three
@@ -43,7 +36,7 @@ const readHome = (machineId: string, name: string) => homeFile(server, machineId
 async function typeLine(tab: Page, canvas: Locator, machineId: string, line: string, file: string, want: string): Promise<void> {
   await typeUntil({
     type: async (attempt) => {
-      if (attempt > 1) raiseTerminal(server, machineId);
+      if (attempt > 1) raiseTerminal(t.server, machineId);
       const xterm = await at(canvas, 110, 180);
       await tab.mouse.click(xterm.x, xterm.y);
       if (attempt > 1) await tab.keyboard.press('Control+U');
@@ -54,7 +47,7 @@ async function typeLine(tab: Page, canvas: Locator, machineId: string, line: str
     done: (text) => text === want,
     failed: async () => {
       await snap(tab, `connect-no-${file}`);
-      return `"${line}" never wrote ${file}; the desktop's windows: ${JSON.stringify(desktopWindows(server, machineId))}`;
+      return `"${line}" never wrote ${file}; the desktop's windows: ${JSON.stringify(desktopWindows(t.server, machineId))}`;
     },
   });
 }
@@ -62,8 +55,8 @@ async function typeLine(tab: Page, canvas: Locator, machineId: string, line: str
 const connected = (tab: Page) => tab.locator('main[data-phase="connected"]').waitFor({ timeout: 60_000 });
 
 it('buy → start → Connect: the desktop in a new tab, typing, clipboard, disconnect and reconnect', async () => {
-  const { page } = await buyer(browser, server.base);
-  await page.goto(`${server.base}/dashboard`);
+  const { page } = await buyer(t.browser, t.server.base);
+  await page.goto(`${t.server.base}/dashboard`);
   const card = page.getByRole('article');
   await card.getByRole('button', { name: 'Start Machine' }).click();
   await card.getByText('Online', { exact: true }).waitFor({ timeout: 60_000 });
@@ -100,7 +93,7 @@ it('buy → start → Connect: the desktop in a new tab, typing, clipboard, disc
   // Keyboard into the xterm: the command runs on the machine and writes into its home folder. The desktop's programs
   // start once its VNC server listens, so the tab can show the desktop before the terminal is there: as a user would,
   // the test waits for the terminal, clicks into it near its left edge (the file manager is never there) and types.
-  await terminalShown(server, payload.packId, payload.machineName);
+  await terminalShown(t.server, payload.packId, payload.machineName);
   await typeLine(tab, canvas, payload.packId, 'echo hyperdesk-$((6*7)) > ~/typed.txt', 'typed.txt', 'hyperdesk-42\n');
 
   // Clipboard, this computer → machine: the paste box sets the machine's selection; Shift+Insert pastes it in xterm.
@@ -166,7 +159,7 @@ it('buy → start → Connect: the desktop in a new tab, typing, clipboard, disc
   await expect.poll(() => canvasColours(tab), { timeout: 20_000 }).toBeGreaterThan(3);
 
   // A drop (the server restarts): the tab reconnects by itself once the server is back.
-  await server.restart();
+  await t.server.restart();
   await tab.locator('main[data-phase="connected"]').waitFor({ state: 'detached', timeout: 30_000 }).catch(() => undefined);
   await connected(tab);
   expect(tickets.length).toBeGreaterThanOrEqual(2);
@@ -184,14 +177,14 @@ it('buy → start → Connect: the desktop in a new tab, typing, clipboard, disc
   await snap(tab, 'connect-05-offline');
 
   // A fragment that is not a payload.
-  await tab.goto(`${server.base}/connect#not-a-payload`);
+  await tab.goto(`${t.server.base}/connect#not-a-payload`);
   await tab.getByRole('heading', { name: 'This connection link is not valid' }).waitFor();
   await snap(tab, 'connect-06-bad-link');
   await page.context().close();
 });
 
 it('shows the starting countdown and the out-of-hours screen the server answers with', async () => {
-  const b = await buyer(browser, server.base, 'Screen Checker');
+  const b = await buyer(t.browser, t.server.base, 'Screen Checker');
   const tab = await b.context.newPage();
   let answer = { code: 'machine-starting', message: 'Your machine is starting. It will be ready within 5 minutes.' };
   // The answers a starting machine and one without hours get (the real cases are covered by the API tests).
@@ -202,7 +195,7 @@ it('shows the starting countdown and the out-of-hours screen the server answers 
       body: JSON.stringify({ statusCode: 409, error: 'Conflict', reqId: 'r', processingSince: null, stopReason: null, ...answer }),
     }),
   );
-  await tab.goto(connectHref(server.base, b.machineId, b.machineName));
+  await tab.goto(connectHref(t.server.base, b.machineId, b.machineName));
   await tab.getByRole('heading', { name: 'Your machine is starting' }).waitFor();
   expect(await tab.getByTestId('countdown').innerText()).toBe('Ready in about 5 minutes.');
   expect(await tab.title()).toBe('Connecting…');

@@ -1,35 +1,23 @@
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
-import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
+import { expect, it } from 'vitest';
+import { snap } from '../harness';
+import { useServerAndBrowser } from './suite-helpers';
 import { buyHours, signedInPage } from './buy-helpers';
 
-let server: RunningServer;
-let browser: Browser;
-beforeAll(async () => {
-  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
-
-afterEach((ctx) => {
-  if (ctx.task.result?.state === 'fail') console.log('SERVER OUTPUT\n' + server.output().slice(-6000));
-});
+const t = useServerAndBrowser();
 
 /** Longer than a local desktop needs to come up, shorter than the 30 s processing poll: only the push stream can
  *  bring 'Online' to the page within it. */
 const PUSH_WINDOW_MS = 25_000;
 
 it('Start Machine → countdown → online by push → Connect tab → Config Details → Reset machine → Stop → offline', async () => {
-  const { page } = await signedInPage(browser, server.base, 'Katherine Johnson');
+  const { page } = await signedInPage(t.browser, t.server.base, 'Katherine Johnson');
   const streams: Array<{ idtoken?: string }> = [];
   page.on('request', (r) => {
     if (r.url().endsWith('/v1/user/events')) streams.push({ idtoken: r.headers().idtoken });
   });
-  await buyHours(page, server.base, 'United Kingdom', 10);
+  await buyHours(page, t.server.base, 'United Kingdom', 10);
   await page.getByRole('link', { name: 'Go to Dashboard' }).click();
-  await page.waitForURL(`${server.base}/dashboard`);
+  await page.waitForURL(`${t.server.base}/dashboard`);
 
   const card = page.getByRole('article');
   await card.waitFor();
@@ -94,6 +82,6 @@ it('Start Machine → countdown → online by push → Connect tab → Config De
   await snap(page, 'dashboard-05-stopped');
 
   await page.getByRole('link', { name: 'Buy more hours' }).click();
-  await page.waitForURL(`${server.base}/setup`);
+  await page.waitForURL(`${t.server.base}/setup`);
   await page.context().close();
 }, 400_000);

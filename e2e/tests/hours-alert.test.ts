@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
-import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
+import { afterEach, expect, it } from 'vitest';
+import { snap } from '../harness';
+import { useServerAndBrowser } from './suite-helpers';
 import { buyHours, signedInPage } from './buy-helpers';
 
 /**
@@ -12,34 +12,26 @@ import { buyHours, signedInPage } from './buy-helpers';
  */
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '../..');
-let server: RunningServer;
-let browser: Browser;
-beforeAll(async () => {
-  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const t = useServerAndBrowser();
 afterEach((ctx) => {
-  if (ctx.task.result?.state === 'fail') console.log('SERVER OUTPUT\n' + server.output().slice(-6000));
+  if (ctx.task.result?.state === 'fail') console.log('SERVER OUTPUT\n' + t.server.output().slice(-6000));
 });
 
 it('"Only 1 hour left on <machine>. Buy more hours" on the card once the alert is raised', { timeout: 240_000 }, async () => {
-  const { page, account } = await signedInPage(browser, server.base, 'Dorothy Vaughan');
-  await buyHours(page, server.base, 'United Kingdom', 10);
+  const { page, account } = await signedInPage(t.browser, t.server.base, 'Dorothy Vaughan');
+  await buyHours(page, t.server.base, 'United Kingdom', 10);
   await page.getByRole('link', { name: 'Go to Dashboard' }).click();
-  await page.waitForURL(`${server.base}/dashboard`);
+  await page.waitForURL(`${t.server.base}/dashboard`);
   const card = page.getByRole('article');
   await card.waitFor();
   const name = await card.getByRole('heading').innerText();
   expect(await card.innerText()).not.toContain('Only 1 hour left');
 
   // PGlite admits one process: stop, run the CLI, start again.
-  const pglite = !server.env.DATABASE_URL;
-  if (pglite) await server.stop();
-  await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'adjust-hours', account.email, '-540', 'Test: one hour left'], { cwd: ROOT, env: server.env });
-  if (pglite) await server.restart();
+  const pglite = !t.server.env.DATABASE_URL;
+  if (pglite) await t.server.stop();
+  await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'adjust-hours', account.email, '-540', 'Test: one hour left'], { cwd: ROOT, env: t.server.env });
+  if (pglite) await t.server.restart();
 
   const banner = card.getByText(`Only 1 hour left on ${name}.`);
   await expect

@@ -1,32 +1,24 @@
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
-import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
+import { afterEach, expect, it } from 'vitest';
+import { snap } from '../harness';
+import { useServerAndBrowser } from './suite-helpers';
 import { buyHours, signedInPage } from './buy-helpers';
 
 /**
  * Issue 22.4: the dashboard's forecast. An unused machine says nothing; once it has run (metering charges a minute
  * when it begins) the card says when its hours run out at this pace.
  */
-let server: RunningServer;
-let browser: Browser;
-beforeAll(async () => {
-  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const t = useServerAndBrowser();
 afterEach((ctx) => {
-  if (ctx.task.result?.state === 'fail') console.log('SERVER OUTPUT\n' + server.output().slice(-6000));
+  if (ctx.task.result?.state === 'fail') console.log('SERVER OUTPUT\n' + t.server.output().slice(-6000));
 });
 
 it('no forecast while unused; "At this pace your hours run out on <date>" after use', async () => {
-  const { page } = await signedInPage(browser, server.base, 'Mary Jackson');
-  await buyHours(page, server.base, 'United Kingdom', 10);
+  const { page } = await signedInPage(t.browser, t.server.base, 'Mary Jackson');
+  await buyHours(page, t.server.base, 'United Kingdom', 10);
   const notices = () => page.waitForResponse((r) => r.url().endsWith('/v1/user/hours/notices') && r.ok(), { timeout: 15_000 });
   // The notices have answered (nothing for an unused machine) before we look for the absence of the line.
   await Promise.all([notices(), page.getByRole('link', { name: 'Go to Dashboard' }).click()]);
-  await page.waitForURL(`${server.base}/dashboard`);
+  await page.waitForURL(`${t.server.base}/dashboard`);
   const card = page.getByRole('article');
   await card.waitFor();
   expect(await card.innerText()).toMatch(/10\s+of 10 hours left/);

@@ -1,27 +1,18 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
+import { expect, it } from 'vitest';
 import { lxdProjectFor } from '../../server/src/config';
-import { launchBrowser, startServer, type RunningServer } from '../harness';
+import { useServerAndBrowser } from './suite-helpers';
 import { api, buyer, statusOf, waitOnline } from './connect-helpers';
 
 /**
  * The server as npm start runs it on the lxd provider: unprivileged, settling after kill -9 at any point of a start
  * or a stop with exactly one instance per machine and nothing orphaned, and not starved by the desktops beside it.
  */
-let server: RunningServer;
-let browser: Browser;
-beforeAll(async () => {
-  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const t = useServerAndBrowser();
 
-const project = () => lxdProjectFor(path.resolve(server.dataDir));
+const project = () => lxdProjectFor(path.resolve(t.server.dataDir));
 /** The deployment's instances: name → status. */
 function instances(): Map<string, string> {
   const out = execFileSync('lxc', ['list', '--project', project(), '--format', 'csv', '-c', 'ns'], { encoding: 'utf8' });
@@ -36,9 +27,9 @@ const until = async (what: string, fn: () => boolean | Promise<boolean>, ms = 60
 };
 
 it('runs as the unprivileged user hyperdesk: uid and gid not 0, no capabilities, not in the lxd group', () => {
-  const status = readFileSync(`/proc/${server.proc.pid}/status`, 'utf8');
+  const status = readFileSync(`/proc/${t.server.proc.pid}/status`, 'utf8');
   const field = (name: string) => new RegExp(`^${name}:\\s*(.*)$`, 'm').exec(status)![1]!.trim().split(/\s+/);
-  expect(readFileSync(`/proc/${server.proc.pid}/comm`, 'utf8').trim()).toBe('node');
+  expect(readFileSync(`/proc/${t.server.proc.pid}/comm`, 'utf8').trim()).toBe('node');
   const hyperdesk = Number(execFileSync('id', ['-u', 'hyperdesk'], { encoding: 'utf8' }));
   expect(field('Uid').map(Number)).toEqual([hyperdesk, hyperdesk, hyperdesk, hyperdesk]);
   expect(field('Gid').map(Number).every((g) => g !== 0)).toBe(true);
@@ -47,24 +38,24 @@ it('runs as the unprivileged user hyperdesk: uid and gid not 0, no capabilities,
   expect(field('NoNewPrivs')).toEqual(['1']);
   const lxdGroup = execFileSync('getent', ['group', 'lxd'], { encoding: 'utf8' }).split(':')[2];
   expect(field('Groups').filter(Boolean)).not.toContain(lxdGroup); // the lxd group is root-equivalent
-  expect(statSync(path.join(server.dataDir, 'lxd', 'client.key')).uid).toBe(hyperdesk);
+  expect(statSync(path.join(t.server.dataDir, 'lxd', 'client.key')).uid).toBe(hyperdesk);
 });
 
 it('kill -9 while a machine starts and while it stops: one instance per machine, settled, nothing orphaned', async () => {
-  const b = await buyer(browser, server.base, 'Crash Tester');
+  const b = await buyer(t.browser, t.server.base, 'Crash Tester');
   const name = `hd-${b.machineId}`;
-  await api(server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId });
+  await api(t.server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId });
   await until('the instance being made', () => instances().has(name));
-  server.proc.kill('SIGKILL');
-  await server.restart();
-  await waitOnline(server.base, b.token, b.machineId, 120_000);
+  t.server.proc.kill('SIGKILL');
+  await t.server.restart();
+  await waitOnline(t.server.base, b.token, b.machineId, 120_000);
   expect([...instances()]).toEqual([[name, 'RUNNING']]);
 
-  await api(server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId, terminate: true });
-  await until('the stop to reach the engine', async () => (await statusOf(server.base, b.token, b.machineId)) !== 'online');
-  server.proc.kill('SIGKILL');
-  await server.restart();
-  await until('the machine offline', async () => (await statusOf(server.base, b.token, b.machineId)) === 'offline', 120_000);
+  await api(t.server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId, terminate: true });
+  await until('the stop to reach the engine', async () => (await statusOf(t.server.base, b.token, b.machineId)) !== 'online');
+  t.server.proc.kill('SIGKILL');
+  await t.server.restart();
+  await until('the machine offline', async () => (await statusOf(t.server.base, b.token, b.machineId)) === 'offline', 120_000);
   await until('the instance stopped', () => instances().get(name) === 'STOPPED');
   expect([...instances()]).toEqual([[name, 'STOPPED']]);
   await b.context.close();
@@ -89,12 +80,12 @@ function cpuWeight(pid: number): { cgroup: string; weight: number } {
 }
 
 it('weighs as much as 20 desktops when the CPU is contended (its own cgroup; a desktop is one cgroup, not one process): a tenant\'s busy loops do not starve it', async () => {
-  const b = await buyer(browser, server.base, 'Weight Tester');
-  await api(server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId });
-  await waitOnline(server.base, b.token, b.machineId, 120_000);
+  const b = await buyer(t.browser, t.server.base, 'Weight Tester');
+  await api(t.server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId });
+  await waitOnline(t.server.base, b.token, b.machineId, 120_000);
   const info = execFileSync('lxc', ['query', `/1.0/instances/hd-${b.machineId}/state?project=${project()}`], { encoding: 'utf8' });
   const desktop = cpuWeight(JSON.parse(info).pid as number);
-  const own = cpuWeight(server.proc.pid!);
+  const own = cpuWeight(t.server.proc.pid!);
   const runner = cpuWeight(process.pid).cgroup;
   if (runner !== '/') {
     // Started from a cgroup a service manager made (scripts/server-cgroup.sh leaves it to the manager's CPUWeight=).
@@ -105,7 +96,7 @@ it('weighs as much as 20 desktops when the CPU is contended (its own cgroup; a d
     expect(own.weight / desktop.weight).toBe(20);
     await tenantStarvesServer(b.machineId, b.token);
   }
-  await api(server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId, terminate: true });
+  await api(t.server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId, terminate: true });
   await b.context.close();
 }, 300_000);
 
@@ -127,12 +118,12 @@ function schedOf(pid: number): { run: number; wait: number } {
 
 /** The server's run and wait time (ns) while it answered `n` balance reads, 8 at a time. */
 async function answering(token: string, n: number): Promise<{ run: number; wait: number }> {
-  const pid = server.proc.pid!;
+  const pid = t.server.proc.pid!;
   const a = schedOf(pid);
   let left = n;
   const worker = async () => {
     while (left-- > 0) {
-      const res = await fetch(`${server.base}/v1/user/wallet/balance`, { headers: { idtoken: token } });
+      const res = await fetch(`${t.server.base}/v1/user/wallet/balance`, { headers: { idtoken: token } });
       expect(res.status).toBe(200);
       await res.arrayBuffer();
     }
@@ -158,7 +149,7 @@ function cpuProcs(cgroup: string): string {
 async function tenantStarvesServer(machineId: string, token: string): Promise<void> {
   const hogs = 'for i in 1 2 3 4; do timeout 120 sh -c "while :; do :; done" & done; wait';
   execFileSync('lxc', ['exec', `hd-${machineId}`, '--project', project(), '--user', '1000', '--group', '1000', '--', 'sh', '-c', `setsid sh -c '${hogs}' >/dev/null 2>&1 </dev/null &`]);
-  const pid = String(server.proc.pid!);
+  const pid = String(t.server.proc.pid!);
   const share = (t: { run: number; wait: number }[]) => t.reduce((s, x) => s + x.wait, 0) / t.reduce((s, x) => s + x.run + x.wait, 0);
   const weighted: { run: number; wait: number }[] = [];
   const unweighted: { run: number; wait: number }[] = [];

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
-import { ARTIFACTS, launchBrowser, snap, startServer, type RunningServer } from '../harness';
+import { expect, it } from 'vitest';
+import { ARTIFACTS, snap } from '../harness';
+import { useServerAndBrowser } from './suite-helpers';
 import { buyer } from './connect-helpers';
 
 /**
@@ -11,20 +11,12 @@ import { buyer } from './connect-helpers';
  * PDF; the machine card's Usage history opens the runs and downloads them as CSV.
  */
 
-let server: RunningServer;
-let browser: Browser;
-beforeAll(async () => {
-  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const t = useServerAndBrowser();
 
 it('a buyer opens the receipt of their order with its VAT line, downloads the PDF, and reads the usage history as CSV', { timeout: 240_000 }, async () => {
-  const b = await buyer(browser, server.base, 'Rhea Receipt');
+  const b = await buyer(t.browser, t.server.base, 'Rhea Receipt');
   const page = b.page;
-  await page.goto(`${server.base}/dashboard`);
+  await page.goto(`${t.server.base}/dashboard`);
   await page.getByRole('button', { name: /^Account menu/ }).click();
   await page.getByRole('menuitem', { name: 'Receipts' }).click();
   await page.getByRole('heading', { level: 1, name: 'Receipts' }).waitFor();
@@ -48,7 +40,7 @@ it('a buyer opens the receipt of their order with its VAT line, downloads the PD
   expect(readFileSync(pdfPath).subarray(0, 5).toString()).toBe('%PDF-');
 
   // Usage history from the machine card: nothing has run yet, and the CSV has its header.
-  await page.goto(`${server.base}/dashboard`);
+  await page.goto(`${t.server.base}/dashboard`);
   await page.getByRole('article').getByRole('button', { name: 'Usage history' }).click();
   const dialog = page.getByRole('dialog', { name: `Usage of ${b.machineName}` });
   await dialog.getByText('Nothing has run yet.').waitFor();

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
-import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
+import { expect, it } from 'vitest';
+import { snap } from '../harness';
+import { useServerAndBrowser } from './suite-helpers';
 import { api, buyer, connectHref, waitOnline } from './connect-helpers';
 import { machineLog, runInTerminal, terminalOutput, terminalShown, videoSize } from './stream-helpers';
 
@@ -14,15 +14,7 @@ import { machineLog, runInTerminal, terminalOutput, terminalShown, videoSize } f
  * terminal again.
  */
 
-let server: RunningServer;
-let browser: Browser;
-beforeAll(async () => {
-  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const t = useServerAndBrowser();
 
 /** Installed before the app: keeps the tab's data channels and gateway sockets where the test can reach them. */
 function expose(): void {
@@ -47,15 +39,15 @@ function expose(): void {
 }
 
 it('the agent refuses hostile input and signaling, survives, and streams and types for the tab again', async () => {
-  const b = await buyer(browser, server.base, 'Hostile Viewer', 'webrtc');
+  const b = await buyer(t.browser, t.server.base, 'Hostile Viewer', 'webrtc');
   await b.context.addInitScript(expose);
-  await api(server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId });
-  await waitOnline(server.base, b.token, b.machineId, 300_000);
+  await api(t.server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId });
+  await waitOnline(t.server.base, b.token, b.machineId, 300_000);
   const tab = await b.context.newPage();
-  await tab.goto(connectHref(server.base, b.machineId, b.machineName));
+  await tab.goto(connectHref(t.server.base, b.machineId, b.machineName));
   await tab.locator('main[data-phase="connected"]').waitFor({ timeout: 60_000 });
-  await terminalShown(server, b.machineId, b.machineName);
-  const log = () => machineLog(server, b.machineId);
+  await terminalShown(t.server, b.machineId, b.machineName);
+  const log = () => machineLog(t.server, b.machineId);
   const starts = () => (log().match(/listening on/g) ?? []).length;
   // The agent's first line is there (on a loaded host the tab can say connected before the log has it).
   await expect.poll(starts, { timeout: 60_000 }).toBeGreaterThan(0);
@@ -114,7 +106,7 @@ it('the agent refuses hostile input and signaling, survives, and streams and typ
   await expect.poll(decoded, { timeout: 20_000 }).toBeGreaterThan(before);
   // The letters held before the reset were typed into the terminal: a fresh line first.
   await runInTerminal(tab, '');
-  expect(await terminalOutput(server, { ...b, tab }, 'echo still-here', 'alive.txt')).toBe('still-here\n');
+  expect(await terminalOutput(t.server, { ...b, tab }, 'echo still-here', 'alive.txt')).toBe('still-here\n');
   expect((log().match(/listening on/g) ?? []).length).toBe(agentStarts);
   await snap(tab, 'stream-hostile-after');
   await b.context.close();

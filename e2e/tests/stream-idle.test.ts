@@ -1,21 +1,13 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
-import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
+import { expect, it } from 'vitest';
+import { snap } from '../harness';
+import { useServerAndBrowser } from './suite-helpers';
 import { machineLog, streamingTab } from './stream-helpers';
 
 // One idle minute: the warning comes half a minute before the stop (the job looks every 7.5 seconds: an eighth of it).
-let server: RunningServer;
-let browser: Browser;
-beforeAll(async () => {
-  [server, browser] = await Promise.all([startServer({ IDLE_STOP_MINUTES: '1' }), launchBrowser()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const t = useServerAndBrowser({ IDLE_STOP_MINUTES: '1' });
 
 it("warns 'Still there?' over WebRTC too, and input over the data channel is reported to the gateway as activity", async () => {
-  const b = await streamingTab(server, browser, 'Idle Streamer');
+  const b = await streamingTab(t.server, t.browser, 'Idle Streamer');
   const { tab } = b;
   // What the tab sends on the gateway socket (the WebRTC input itself goes over the data channel, not here).
   await tab.evaluate(() => {
@@ -31,7 +23,7 @@ it("warns 'Still there?' over WebRTC too, and input over the data channel is rep
   const dialog = tab.getByRole('dialog', { name: 'Still there?' });
   await dialog.waitFor({ timeout: 120_000 });
   expect(await dialog.innerText()).toMatch(/It will stop at .+ to save your hours/);
-  if ((await tab.getByTestId('transport').innerText()) !== 'WebRTC') console.log(machineLog(server, b.machineId, { quiet: true }), server.output().slice(-4000));
+  if ((await tab.getByTestId('transport').innerText()) !== 'WebRTC') console.log(machineLog(t.server, b.machineId, { quiet: true }), t.server.output().slice(-4000));
   expect(await tab.getByTestId('transport').innerText()).toBe('WebRTC');
   await snap(tab, 'stream-idle-still-there');
   await dialog.getByRole('button', { name: "I'm still here" }).click();

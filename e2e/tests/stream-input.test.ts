@@ -1,18 +1,10 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
-import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
+import { expect, it } from 'vitest';
+import { snap } from '../harness';
+import { useServerAndBrowser } from './suite-helpers';
 import { machineLog } from '../desktops';
 import { streamingTab, terminalOutput } from './stream-helpers';
 
-let server: RunningServer;
-let browser: Browser;
-beforeAll(async () => {
-  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const t = useServerAndBrowser();
 
 /** The desktop pointer as `xdotool getmouselocation` prints it inside the machine. */
 function pointerOf(text: string): { x: number; y: number } {
@@ -21,15 +13,15 @@ function pointerOf(text: string): { x: number; y: number } {
   return { x: Number(m[1]), y: Number(m[2]) };
 }
 
-const agentLog = (machineId: string) => machineLog(server, machineId);
+const agentLog = (machineId: string) => machineLog(t.server, machineId);
 
 it('pointer lock sends relative motion, blur lets go of held keys, the quality setting reaches the encoder and is remembered', async () => {
-  const b = await streamingTab(server, browser, 'Input Tester');
+  const b = await streamingTab(t.server, t.browser, 'Input Tester');
   const { tab } = b;
   const video = tab.getByTestId('desktop-video');
 
   // Where the desktop pointer is before the lock (the click on the terminal put it there).
-  const before = pointerOf(await terminalOutput(server, b, 'xdotool getmouselocation', 'm1.txt'));
+  const before = pointerOf(await terminalOutput(t.server, b, 'xdotool getmouselocation', 'm1.txt'));
 
   // Lock mouse: the video holds the pointer, and mouse movements arrive as relative motion.
   await tab.getByRole('button', { name: 'Lock mouse' }).click();
@@ -41,7 +33,7 @@ it('pointer lock sends relative motion, blur lets go of held keys, the quality s
   for (let i = 1; i <= 12; i++) await tab.mouse.move(from.x + i * 10, from.y + i * 5);
   await tab.mouse.up({ button: 'right' });
   // Still locked: typed without a click (a click would move the pointer), into the terminal that has the focus.
-  const after = pointerOf(await terminalOutput(server, b, 'xdotool getmouselocation', 'm2.txt', false));
+  const after = pointerOf(await terminalOutput(t.server, b, 'xdotool getmouselocation', 'm2.txt', false));
   // The desktop pointer moved by the mouse's motion (X may accelerate it), right and down, from where it was.
   expect(after.x - before.x).toBeGreaterThanOrEqual(100);
   expect(after.y - before.y).toBeGreaterThanOrEqual(50);
@@ -55,7 +47,7 @@ it('pointer lock sends relative motion, blur lets go of held keys, the quality s
   await tab.keyboard.down('Shift');
   await tab.getByRole('button', { name: 'Stats' }).focus();
   await tab.keyboard.up('Shift');
-  expect(await terminalOutput(server, b, 'echo lower-case-after-blur', 'k.txt')).toBe('lower-case-after-blur\n');
+  expect(await terminalOutput(t.server, b, 'echo lower-case-after-blur', 'k.txt')).toBe('lower-case-after-blur\n');
 
   // Rate control is fed: the agent reads the browser's RTCP receiver reports (loss, round trip) from webrtcbin.
   await expect.poll(() => agentLog(b.machineId), { timeout: 15_000 }).toMatch(/first receiver report: loss [\d.]+, rtt \d+ ms/);

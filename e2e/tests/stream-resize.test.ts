@@ -1,18 +1,11 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
+import { expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { snap, type RunningServer } from '../harness';
+import { useServerAndBrowser } from './suite-helpers';
 import { desktopWindows, type DesktopWindow } from '../desktops';
 import { machineLog, streamingTab, terminalOutput, videoSize } from './stream-helpers';
 
-let server: RunningServer;
-let browser: Browser;
-beforeAll(async () => {
-  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const t = useServerAndBrowser();
 
 /**
  * The desktop size the tab's video area asks for: its shape, scaled down to 1920x1080 or up to 640x400, even numbers
@@ -28,12 +21,12 @@ async function wanted(tab: Page): Promise<string> {
 
 /** The frame rate the agent chose for a size, as its log says (framerate.py; a desktop has 2 cores here). */
 const captureAt = (server: RunningServer, machineId: string, size: string) => {
-  const said = [...machineLog(server, machineId).matchAll(/capture at (\d+) fps for (\d+x\d+)/g)].filter((m) => m[2] === size);
+  const said = [...machineLog(t.server, machineId).matchAll(/capture at (\d+) fps for (\d+x\d+)/g)].filter((m) => m[2] === size);
   return said.length ? Number(said.at(-1)![1]) : null;
 };
 
 it('the desktop resolution follows the tab size within 1920x1080, at 60 fps where its cores afford the size, and VNC gets the full desktop back', async () => {
-  const b = await streamingTab(server, browser, 'Resize Tester');
+  const b = await streamingTab(t.server, t.browser, 'Resize Tester');
   const { tab } = b;
 
   // The first size: the 1280x900 window's video area, not the desktop's 1920x1080.
@@ -41,16 +34,16 @@ it('the desktop resolution follows the tab size within 1920x1080, at 60 fps wher
   expect(first).not.toBe('1920x1080');
   await expect.poll(() => videoSize(tab), { timeout: 20_000 }).toBe(first);
   // The desktop itself has that size (not just the picture): X says so inside the machine.
-  expect(await terminalOutput(server, b, 'xdpyinfo | grep dimensions', 'dims1.txt')).toContain(`${first} pixels`);
+  expect(await terminalOutput(t.server, b, 'xdpyinfo | grep dimensions', 'dims1.txt')).toContain(`${first} pixels`);
   // 1280x854 on the desktop's 2 cores: 60 fps (the full 1920x1080 it started at had 30).
-  await expect.poll(() => captureAt(server, b.machineId, first), { timeout: 20_000 }).toBe(60);
+  await expect.poll(() => captureAt(t.server, b.machineId, first), { timeout: 20_000 }).toBe(60);
 
   // A smaller window: the desktop shrinks with it.
   await tab.setViewportSize({ width: 1000, height: 700 });
   const second = await wanted(tab);
   expect(second).not.toBe(first);
   await expect.poll(() => videoSize(tab), { timeout: 20_000 }).toBe(second);
-  expect(await terminalOutput(server, b, 'xdpyinfo | grep dimensions', 'dims2.txt')).toContain(`${second} pixels`);
+  expect(await terminalOutput(t.server, b, 'xdpyinfo | grep dimensions', 'dims2.txt')).toContain(`${second} pixels`);
   await snap(tab, 'stream-resize-1000x700');
 
   // A window bigger than the maximum: the desktop keeps the window's shape at 1920 wide.
@@ -59,7 +52,7 @@ it('the desktop resolution follows the tab size within 1920x1080, at 60 fps wher
   expect(third.startsWith('1920x')).toBe(true);
   await expect.poll(() => videoSize(tab), { timeout: 20_000 }).toBe(third);
   // Past 1280x1024 on 2 cores: back to 30 fps, and the picture goes on (its size just changed after the new rate).
-  await expect.poll(() => captureAt(server, b.machineId, third), { timeout: 20_000 }).toBe(30);
+  await expect.poll(() => captureAt(t.server, b.machineId, third), { timeout: 20_000 }).toBe(30);
   await tab.setViewportSize({ width: 1100, height: 800 });
   const fourth = await wanted(tab);
   await expect.poll(() => videoSize(tab), { timeout: 20_000 }).toBe(fourth);
@@ -76,14 +69,14 @@ it('the desktop resolution follows the tab size within 1920x1080, at 60 fps wher
 
 /** The windows a user works with (not the panel): each with its frame, decorations included. */
 function userWindows(server: RunningServer, machineId: string): { screen: { w: number; h: number }; windows: DesktopWindow[] } {
-  const d = desktopWindows(server, machineId);
+  const d = desktopWindows(t.server, machineId);
   return { ...d, windows: d.windows.filter((w) => w.type !== 'DOCK' && w.type !== 'DESKTOP') };
 }
 
 const outside = (w: DesktopWindow, screen: { w: number; h: number }) => w.x < 0 || w.y < 0 || w.x + w.w > screen.w || w.y + w.h > screen.h;
 
 it('a window pushed off-screen by a resize is back on-screen', async () => {
-  const b = await streamingTab(server, browser, 'Window Tester');
+  const b = await streamingTab(t.server, t.browser, 'Window Tester');
   const { tab } = b;
 
   // The windows where they are on the desktop at the tab's first size.
@@ -91,7 +84,7 @@ it('a window pushed off-screen by a resize is back on-screen', async () => {
   // The picture can come before the session has mapped its windows (the terminal, the 3D demo a second later).
   let before: DesktopWindow[] = [];
   await expect
-    .poll(() => (before = userWindows(server, b.machineId).windows).map((x) => x.title), { timeout: 60_000 })
+    .poll(() => (before = userWindows(t.server, b.machineId).windows).map((x) => x.title), { timeout: 60_000 })
     .toEqual(expect.arrayContaining([b.machineName, 'glxgears']));
   // A small tab: the desktop shrinks to a size that the 3D demo (placed at x 1360) and the terminal (about 900 px
   // wide) do not fit in where they are.
@@ -105,10 +98,10 @@ it('a window pushed off-screen by a resize is back on-screen', async () => {
 
   await expect.poll(() => videoSize(tab), { timeout: 20_000 }).toBe(small);
   // Every window is wholly on the small desktop: moved, and made smaller where it was bigger than the screen.
-  let seen = userWindows(server, b.machineId);
+  let seen = userWindows(t.server, b.machineId);
   await expect
     .poll(() => {
-      seen = userWindows(server, b.machineId);
+      seen = userWindows(t.server, b.machineId);
       return { screen: `${seen.screen.w}x${seen.screen.h}`, outside: seen.windows.filter((x) => outside(x, seen.screen)).map((x) => `${x.title} ${x.w}x${x.h}+${x.x}+${x.y}`) };
     }, { timeout: 20_000 })
     .toEqual({ screen: small, outside: [] });

@@ -1,20 +1,12 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
-import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
+import { expect, it } from 'vitest';
+import { snap } from '../harness';
+import { useServerAndBrowser } from './suite-helpers';
 import { machineLog, readHome, streamingTab, terminalOutput } from './stream-helpers';
 
-let server: RunningServer;
-let browser: Browser;
-beforeAll(async () => {
-  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const t = useServerAndBrowser();
 
 it('Ctrl+V pastes the local clipboard into the terminal (WebRTC and VNC), text without key events arrives intact, a stop from another tab shows at once', async () => {
-  const b = await streamingTab(server, browser, 'Text Tester');
+  const b = await streamingTab(t.server, t.browser, 'Text Tester');
   const { tab } = b;
   /**
    * Waits for a file the terminal writes. Its cap is long: on a busy 2-core host the desktop's programs wait for the
@@ -23,16 +15,16 @@ it('Ctrl+V pastes the local clipboard into the terminal (WebRTC and VNC), text w
    */
   const homeFile = async (name: string, want: string) => {
     try {
-      await expect.poll(() => readHome(server, b.machineId, name), { timeout: 30_000 }).toBe(want);
+      await expect.poll(() => readHome(t.server, b.machineId, name), { timeout: 30_000 }).toBe(want);
     } catch (err) {
       await snap(tab, `stream-text-no-${name}`);
-      console.error(`${name} did not come; the other files: ${JSON.stringify({ pasted: readHome(server, b.machineId, 'pasted.txt') })}\n${machineLog(server, b.machineId)}`);
+      console.error(`${name} did not come; the other files: ${JSON.stringify({ pasted: readHome(t.server, b.machineId, 'pasted.txt') })}\n${machineLog(t.server, b.machineId)}`);
       throw err;
     }
   };
-  await b.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.base });
+  await b.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: t.server.base });
   // The terminal has the keyboard (the line is typed again until it does).
-  expect(await terminalOutput(server, b, 'echo ready', 'ready.txt')).toBe('ready\n');
+  expect(await terminalOutput(t.server, b, 'echo ready', 'ready.txt')).toBe('ready\n');
 
   // Ctrl+V: this computer's clipboard becomes the desktop's, then the key reaches xterm, which pastes it. xterm
   // fetches a paste from the selection's owner while later keys go straight in, so nothing is typed after the paste
@@ -64,7 +56,7 @@ it('Ctrl+V pastes the local clipboard into the terminal (WebRTC and VNC), text w
   await tab.getByTestId('switch-transport').click();
   await expect.poll(() => tab.getByTestId('transport').innerText()).toBe('VNC');
   await tab.locator('[data-testid="desktop"] canvas').waitFor({ timeout: 30_000 });
-  expect(await terminalOutput(server, b, 'echo over vnc', 'vnc.txt', false)).toBe('over vnc\n');
+  expect(await terminalOutput(t.server, b, 'echo over vnc', 'vnc.txt', false)).toBe('over vnc\n');
   await tab.evaluate(() => navigator.clipboard.writeText('pasted over VNC 7\n'));
   await tab.keyboard.type('cat > vncpasted.txt\n', { delay: 15 });
   await tab.keyboard.press('Control+V');
@@ -72,7 +64,7 @@ it('Ctrl+V pastes the local clipboard into the terminal (WebRTC and VNC), text w
   await tab.keyboard.press('Control+D');
 
   // Stopped from the dashboard in another tab: the connect tab says so within seconds, and what to do next.
-  await b.page.goto(`${server.base}/dashboard`);
+  await b.page.goto(`${t.server.base}/dashboard`);
   await b.page.getByRole('article').getByRole('button', { name: 'Stop' }).click();
   await tab.getByRole('heading', { name: 'This machine was stopped' }).waitFor({ timeout: 10_000 });
   expect(await tab.getByText('Start it again from your dashboard.', { exact: false }).count()).toBe(1);

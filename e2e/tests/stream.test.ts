@@ -1,20 +1,13 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, snap, startServer, type RunningServer } from '../harness';
+import { expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { snap } from '../harness';
+import { useServerAndBrowser } from './suite-helpers';
 import { api, buyer, connectHref, waitOnline } from './connect-helpers';
 import { clickTerminal, machineLog, terminalShown } from './stream-helpers';
 import { raiseTerminal, readHome as homeFile } from '../desktops';
 import { typeUntil } from '../typing';
 
-let server: RunningServer;
-let browser: Browser;
-beforeAll(async () => {
-  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const t = useServerAndBrowser();
 
 /** A checksum of the current video frame (drawn to a canvas in the tab), or 0 before the first frame. */
 function frameHash(tab: Page): Promise<number> {
@@ -37,16 +30,16 @@ function frameHash(tab: Page): Promise<number> {
   });
 }
 
-const readHome = (machineId: string, name: string) => homeFile(server, machineId, name);
+const readHome = (machineId: string, name: string) => homeFile(t.server, machineId, name);
 
 /** The tab's inbound video counters (its peers, kept by the init script below). */
 const STATS = `Promise.all(window.peers.map((pc) => pc.getStats())).then((all) => all.flatMap((r) => [...r.values()]).filter((s) => s.type === 'inbound-rtp' && s.kind === 'video').map((s) => ({ framesDecoded: s.framesDecoded, framesDropped: s.framesDropped, packetsLost: s.packetsLost, nackCount: s.nackCount, pliCount: s.pliCount, keyFramesDecoded: s.keyFramesDecoded, freezeCount: s.freezeCount })))`;
 
 // Resize, pointer lock, stuck keys, quality, UDP blocked and idle over WebRTC: stream-*.test.ts beside this file.
 it('streams the desktop over WebRTC: a moving picture, typing, clipboard both ways, pointer lock, stats', async () => {
-  const b = await buyer(browser, server.base, 'Stream Tester', 'webrtc');
-  await api(server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId });
-  await waitOnline(server.base, b.token, b.machineId);
+  const b = await buyer(t.browser, t.server.base, 'Stream Tester', 'webrtc');
+  await api(t.server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId });
+  await waitOnline(t.server.base, b.token, b.machineId);
   // Keeps the tab's peer connections reachable, to read their audio statistics below, and notes when each
   // WebSocket is made and with which ticket.
   await b.context.addInitScript(() => {
@@ -69,14 +62,14 @@ it('streams the desktop over WebRTC: a moving picture, typing, clipboard both wa
   });
   // Opened from the dashboard: its ticket comes over while the tab loads, and the tab's first script dials the
   // desktop with it before the app's code has started (early/dial.ts).
-  await b.page.goto(`${server.base}/dashboard`);
+  await b.page.goto(`${t.server.base}/dashboard`);
   const card = b.page.getByRole('article');
   const dashboardTicket = b.page.waitForResponse((r) => r.url().endsWith('/v1/slot/connect/ticket') && r.request().method() === 'POST');
   const [tab] = await Promise.all([b.context.waitForEvent('page'), card.getByRole('button', { name: 'Connect' }).click()]);
   await tab.locator('main[data-phase="connected"]').waitFor({ timeout: 60_000 });
   expect(await tab.getByTestId('transport').innerText()).toBe('WebRTC');
   await expect.poll(() => frameHash(tab), { timeout: 20_000 }).not.toBe(0);
-  await terminalShown(server, b.machineId, b.machineName);
+  await terminalShown(t.server, b.machineId, b.machineName);
   const sockets = (await tab.evaluate('window.sockets')) as { url: string; at: number }[];
   expect(sockets.length).toBeGreaterThan(0);
   expect(new URL(sockets[0]!.url).searchParams.get('ticket')).toBe(((await (await dashboardTicket).json()) as { ticket: string }).ticket);
@@ -88,7 +81,7 @@ it('streams the desktop over WebRTC: a moving picture, typing, clipboard both wa
   // Opened with its opener (the dashboard's renderer process), which its first script dropped.
   expect(await tab.evaluate('window.opener === null')).toBe(true);
   // One offer per viewer (the agent states the video's caps up front and offers once its input channel exists).
-  const agentLog = machineLog(server, b.machineId);
+  const agentLog = machineLog(t.server, b.machineId);
   expect(agentLog.match(/offer sent/g)?.length).toBe(agentLog.match(/viewer started, codec/g)?.length);
 
   // Typing reaches the desktop: the xterm runs what we type, and the file it writes lands in the home folder.
@@ -96,7 +89,7 @@ it('streams the desktop over WebRTC: a moving picture, typing, clipboard both wa
   // file manager mapped over the click): the line is idempotent and typed again, the terminal raised first.
   await typeUntil({
     type: async (attempt) => {
-      if (attempt > 1) raiseTerminal(server, b.machineId); // the file manager, mapped late, can lie over the click
+      if (attempt > 1) raiseTerminal(t.server, b.machineId); // the file manager, mapped late, can lie over the click
       await clickTerminal(tab);
       await tab.keyboard.type('date +%s%N > typed.txt; echo Hello-From-WebRTC >> typed.txt\n', { delay: 15 });
     },
@@ -113,7 +106,7 @@ it('streams the desktop over WebRTC: a moving picture, typing, clipboard both wa
     .catch(async (err) => {
       // A picture that stopped moving: what the tab received and what the agent said.
       await snap(tab, 'stream-still-picture');
-      console.error(`stats: ${JSON.stringify(await tab.evaluate(STATS))}\nagent log:\n${machineLog(server, b.machineId, { quiet: true }).slice(-4000)}`);
+      console.error(`stats: ${JSON.stringify(await tab.evaluate(STATS))}\nagent log:\n${machineLog(t.server, b.machineId, { quiet: true }).slice(-4000)}`);
       throw err;
     });
 
@@ -126,7 +119,7 @@ it('streams the desktop over WebRTC: a moving picture, typing, clipboard both wa
   await expect.poll(() => readHome(b.machineId, 'clip-in.txt'), { timeout: 20_000 }).toBe('sent-from-browser-42');
   // Desktop → browser: text copied on the desktop shows up in the Clipboard panel. The agent hears of the copy from
   // the X server (XFixes), not by running xclip every 0.7 s.
-  expect(machineLog(server, b.machineId)).not.toContain('clipboard looked at every');
+  expect(machineLog(t.server, b.machineId)).not.toContain('clipboard looked at every');
   await tab.keyboard.type('printf copied-on-desktop-7 | xclip -selection clipboard -i\n', { delay: 15 });
   await tab.getByRole('button', { name: 'Clipboard' }).click();
   await expect.poll(() => tab.getByRole('textbox', { name: 'Clipboard' }).inputValue(), { timeout: 20_000 }).toBe('copied-on-desktop-7');
@@ -163,9 +156,9 @@ it('streams the desktop over WebRTC: a moving picture, typing, clipboard both wa
 }, 240_000);
 
 it('keeps WebRTC when the media path works but the first frame comes after the 5 s fallback timer (a busy desktop)', async () => {
-  const b = await buyer(browser, server.base, 'Slow Frame', 'webrtc');
-  await api(server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId });
-  await waitOnline(server.base, b.token, b.machineId);
+  const b = await buyer(t.browser, t.server.base, 'Slow Frame', 'webrtc');
+  await api(t.server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId });
+  await waitOnline(t.server.base, b.token, b.machineId);
   // The tab counts a frame once the video calls back; held back 8 s here, as a desktop or browser too busy to decode.
   await b.context.addInitScript(() => {
     const proto = HTMLVideoElement.prototype;
@@ -175,7 +168,7 @@ it('keeps WebRTC when the media path works but the first frame comes after the 5
     };
   });
   const tab = await b.context.newPage();
-  await tab.goto(connectHref(server.base, b.machineId, b.machineName));
+  await tab.goto(connectHref(t.server.base, b.machineId, b.machineName));
   await tab.locator('main[data-phase="connected"]').waitFor({ timeout: 60_000 });
   expect(await tab.getByTestId('transport').innerText()).toBe('WebRTC');
   await b.context.close();

@@ -1,10 +1,11 @@
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import type { Browser, BrowserContext, BrowserContextOptions } from 'playwright-core';
 import { launchBrowser, startServer, type RunningServer } from '../harness';
 
 /**
  * A file's server and browser, started before its tests and closed after them with every context the tests opened
- * (`newContext`): `const t = useServerAndBrowser();`, then `t.server.base`, `t.browser`.
+ * (`newContext`): `const t = useServerAndBrowser();`, then `t.server.base`, `t.browser`. A failed test prints the end
+ * of the server's output.
  */
 export function useServerAndBrowser(env: Record<string, string> = {}) {
   const t = {
@@ -19,6 +20,9 @@ export function useServerAndBrowser(env: Record<string, string> = {}) {
   };
   beforeAll(async () => {
     [t.server, t.browser] = await Promise.all([startServer(env), launchBrowser()]);
+  });
+  afterEach((ctx) => {
+    if (ctx.task.result?.state === 'fail') console.log('SERVER OUTPUT\n' + t.server?.output().slice(-6000));
   });
   afterAll(async () => {
     await Promise.all(t.contexts.map((c) => c.close()));
