@@ -16,3 +16,4 @@ export * from './timetable';
 export * from './wall';
 export * from './fleet-hosts';
 export * from './usage';
+export * from './keys';

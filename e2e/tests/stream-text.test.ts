@@ -51,12 +51,23 @@ it('Ctrl+V pastes the local clipboard into the terminal (WebRTC and VNC), text w
   await tab.keyboard.up('>');
   await tab.keyboard.type("' > held.txt\n", { delay: 15 });
   await homeFile('held.txt', '>\n');
+  // A key the browser repeats (a keydown for each repeat while it is held) repeats in the desktop.
+  await tab.keyboard.type("echo '", { delay: 15 });
+  for (let i = 0; i < 5; i++) await tab.keyboard.down('x');
+  await tab.keyboard.up('x');
+  await tab.keyboard.type("' > repeated.txt\n", { delay: 15 });
+  await homeFile('repeated.txt', 'xxxxx\n');
 
   // The same Ctrl+V under VNC (noVNC's canvas gets no paste event: the tab reads the clipboard, which it may here).
   await tab.getByTestId('switch-transport').click();
   await expect.poll(() => tab.getByTestId('transport').innerText()).toBe('VNC');
   await tab.locator('[data-testid="desktop"] canvas').waitFor({ timeout: 30_000 });
   expect(await terminalOutput(t.server, b, 'echo over vnc', 'vnc.txt', false)).toBe('over vnc\n');
+  await tab.keyboard.type("echo '", { delay: 15 });
+  for (let i = 0; i < 5; i++) await tab.keyboard.down('x');
+  await tab.keyboard.up('x');
+  await tab.keyboard.type("' > vncrepeated.txt\n", { delay: 15 });
+  await homeFile('vncrepeated.txt', 'xxxxx\n');
   await tab.evaluate(() => navigator.clipboard.writeText('pasted over VNC 7\n'));
   await tab.keyboard.type('cat > vncpasted.txt\n', { delay: 15 });
   await tab.keyboard.press('Control+V');

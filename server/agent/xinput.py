@@ -12,6 +12,12 @@ _xtst.XTestFakeKeyEvent.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_int
 
 
 SHIFT_L, SHIFT_R = 0xffe1, 0xffe2
+# Shift_L..Hyper_R (with Caps_Lock and Shift_Lock), ISO_Level3_Shift, Mode_switch, Num_Lock.
+_MODIFIERS = frozenset(range(0xffe1, 0xffef)) | {0xfe03, 0xff7e, 0xff7f}
+
+
+def _is_modifier(keysym):
+    return keysym in _MODIFIERS
 # Keys held down at once: a keyboard holds a handful; a viewer sending key-downs without key-ups is refused past this.
 MAX_HELD = 32
 
@@ -90,7 +96,14 @@ class XInput:
                     _xtst.XTestFakeKeyEvent(self.dpy, code, 0, 0)
                     _x11.XFlush(self.dpy)
                 return
-            if keysym not in self.keys and len(self.keys) >= MAX_HELD:
+            if keysym in self.keys:
+                # The viewer's repeat of a held key (the browser repeats it; the desktop's X has no auto-repeat of its
+                # own, and drops a second press of a key that is down): a release and a press, as X's own repeat
+                # makes them. Modifiers do not repeat.
+                if _is_modifier(keysym):
+                    return
+                _xtst.XTestFakeKeyEvent(self.dpy, self.keys[keysym], 0, 0)
+            elif len(self.keys) >= MAX_HELD:
                 return
             code = _x11.XKeysymToKeycode(self.dpy, keysym)
             if not code:

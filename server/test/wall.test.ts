@@ -164,6 +164,13 @@ describe('wall', () => {
     expect((await s.call('GET', `/v1/wall/course/${courseId}`, { token: teacher.token })).body.seats[0].takenOver).toBe(true);
     expect((await input(0x61)).status).toBe(200);
     await expect.poll(() => keyEvents()).toEqual([[1, 0x61], [0, 0x61]]);
+    // A held key the browser repeats: X (no auto-repeat of its own) takes each repeat as a release and a press; a held
+    // Shift's repeat is dropped.
+    const X = 0x78, SHIFT = 0xffe1;
+    const held = [[true, X], [true, X], [true, SHIFT], [true, SHIFT], [false, SHIFT], [false, X]] as const;
+    const repeated = await s.call('POST', '/v1/wall/input', { token: teacher.token, body: { machineId: ids[0], events: held.map(([down, keysym]) => ({ t: 'k', down, keysym })) } });
+    expect(repeated.status).toBe(200);
+    await expect.poll(() => keyEvents().slice(2)).toEqual([[1, X], [0, X], [1, X], [1, SHIFT], [0, SHIFT], [0, X]]);
 
     expect((await s.call('POST', '/v1/wall/takeover', { token: teacher.token, body: { machineId: ids[0], on: false } })).status).toBe(200);
     expect((await input(0x63)).status).toBe(409);

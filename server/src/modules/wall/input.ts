@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { WallInputEvent } from '@hyperdesk/contract';
+import { pressAgain, type WallInputEvent } from '@hyperdesk/contract';
 import type { Endpoint } from '../machines/providers/types';
 import { RfbInput } from './rfb-input';
 
@@ -9,7 +9,7 @@ const IDLE_MS = 60_000;
 interface Held {
   rfb: RfbInput;
   idle: NodeJS.Timeout;
-  keys: Set<number>;
+  keys: Map<number, number>; // keysym -> keysym: what is held down (pressAgain's map)
   buttons: number;
   last: { x: number; y: number };
 }
@@ -36,22 +36,27 @@ export function createInputs(endpointOf: (machineId: string) => Promise<Endpoint
     if (h) drop(machineId);
     const endpoint = await endpointOf(machineId);
     if (!endpoint) return null;
-    const fresh: Held = { rfb: new RfbInput(endpoint.open()), idle: setTimeout(() => drop(machineId), IDLE_MS), keys: new Set(), buttons: 0, last: { x: 0.5, y: 0.5 } };
+    const fresh: Held = { rfb: new RfbInput(endpoint.open()), idle: setTimeout(() => drop(machineId), IDLE_MS), keys: new Map(), buttons: 0, last: { x: 0.5, y: 0.5 } };
     fresh.idle.unref();
     held.set(machineId, fresh);
     return fresh;
   }
 
-  function note(h: Held, events: WallInputEvent[]): void {
-    for (const e of events) {
-      if (e.t === 'k') {
-        if (e.down) h.keys.add(e.keysym);
-        else h.keys.delete(e.keysym);
-      } else {
+  /**
+   * The events as the desktop takes them, noting what they hold down: a repeated press of a held key becomes a
+   * release and a press, a held modifier's repeat is dropped (X has no auto-repeat of its own: contract/src/keys.ts).
+   */
+  function applied(h: Held, events: WallInputEvent[]): WallInputEvent[] {
+    return events.flatMap((e): WallInputEvent[] => {
+      if (e.t !== 'k') {
         h.buttons = e.buttons;
         h.last = { x: e.x, y: e.y };
+        return [e];
       }
-    }
+      if (e.down) return pressAgain(h.keys, e.keysym, e.keysym).map((k) => ({ t: 'k', ...k }));
+      h.keys.delete(e.keysym);
+      return [e];
+    });
   }
 
   return {
@@ -62,8 +67,7 @@ export function createInputs(endpointOf: (machineId: string) => Promise<Endpoint
         if (!h) return false;
         h.idle.refresh();
         try {
-          await h.rfb.send(events);
-          note(h, events);
+          await h.rfb.send(applied(h, events));
           return true;
         } catch (err) {
           // Xvnc closes a connection that cannot follow a screen resize (this one asks for no picture, so it
@@ -78,7 +82,7 @@ export function createInputs(endpointOf: (machineId: string) => Promise<Endpoint
     async release(machineId: string): Promise<void> {
       const h = held.get(machineId);
       if (!h) return;
-      const ups: WallInputEvent[] = [...h.keys].map((keysym) => ({ t: 'k', down: false, keysym }));
+      const ups: WallInputEvent[] = [...h.keys.keys()].map((keysym) => ({ t: 'k', down: false, keysym }));
       if (h.buttons) ups.push({ t: 'p', x: h.last.x, y: h.last.y, buttons: 0 });
       if (ups.length) await h.rfb.send(ups).catch(() => undefined);
       drop(machineId);

@@ -7,6 +7,7 @@ import { earlyTicket, takeEarlySocket } from '../../early/dial';
 import { preferredQuality, preferredTransport, QUALITY_KEY, startQuery, TRANSPORT_KEY, type Transport } from '../../early/prefs';
 import { RtcStream, type Quality, type StreamStats } from './webrtc';
 import { attachVncPaste, vncKeyboardField } from './vnckeys';
+import { repeatsAsPresses } from './keyrepeat';
 
 export type { Transport };
 
@@ -247,6 +248,7 @@ export class DesktopConnection {
       if (gen === this.gen) this.closed(e.code);
     });
     const rfb = new Rfb(this.target, ws, { shared: true });
+    rfb.sendKey = repeatsAsPresses(rfb.sendKey.bind(rfb)); // noVNC's keyboard sends through it too
     rfb.scaleViewport = true;
     rfb.resizeSession = false;
     rfb.focusOnClick = true;
