@@ -91,39 +91,54 @@ class XInput:
         keysym = int(keysym)
         with self.lock:
             if not down:
-                code = self.keys.pop(keysym, None)
-                if code is not None:
-                    _xtst.XTestFakeKeyEvent(self.dpy, code, 0, 0)
-                    _x11.XFlush(self.dpy)
-                return
-            if keysym in self.keys:
-                # The viewer's repeat of a held key (the browser repeats it; the desktop's X has no auto-repeat of its
-                # own, and drops a second press of a key that is down): a release and a press, as X's own repeat
-                # makes them. Modifiers do not repeat.
-                if _is_modifier(keysym):
-                    return
-                _xtst.XTestFakeKeyEvent(self.dpy, self.keys[keysym], 0, 0)
-            elif len(self.keys) >= MAX_HELD:
-                return
-            code = _x11.XKeysymToKeycode(self.dpy, keysym)
-            if not code:
-                code = self._spare_code()
-                if not code:
-                    return
-                syms = (ctypes.c_ulong * 2)(keysym, keysym)
-                _x11.XChangeKeyboardMapping(self.dpy, code, 2, syms, 1)
-                _x11.XSync(self.dpy, 0)
-            self.keys[keysym] = code
-            # A keysym on the shifted level ('>' on the '.' key) needs Shift, which the browser may not have sent.
-            shifted = _x11.XkbKeycodeToKeysym(self.dpy, code, 0, 0) != keysym and _x11.XkbKeycodeToKeysym(self.dpy, code, 0, 1) == keysym
-            shift_held = any(k in self.keys for k in (SHIFT_L, SHIFT_R))
-            shift = _x11.XKeysymToKeycode(self.dpy, SHIFT_L) if shifted and not shift_held else 0
-            if shift:
-                _xtst.XTestFakeKeyEvent(self.dpy, shift, 1, 0)
-            _xtst.XTestFakeKeyEvent(self.dpy, code, 1, 0)
-            if shift:
-                _xtst.XTestFakeKeyEvent(self.dpy, shift, 0, 0)
+                self._release(keysym)
+            elif self._may_press(keysym):
+                self._press(keysym)
             _x11.XFlush(self.dpy)
+
+    def _release(self, keysym):
+        code = self.keys.pop(keysym, None)
+        if code is not None:
+            _xtst.XTestFakeKeyEvent(self.dpy, code, 0, 0)
+
+    def _may_press(self, keysym):
+        """False for a press to drop. The viewer's repeat of a held key (the browser repeats it; the desktop's X has no
+        auto-repeat of its own, and drops a second press of a key that is down) is let go first, so it goes as a release
+        and a press, as X's own repeat makes them. Modifiers do not repeat; past MAX_HELD keys nothing more is held."""
+        if keysym in self.keys:
+            if _is_modifier(keysym):
+                return False
+            _xtst.XTestFakeKeyEvent(self.dpy, self.keys[keysym], 0, 0)
+            return True
+        return len(self.keys) < MAX_HELD
+
+    def _keycode(self, keysym):
+        """The keycode that types the keysym: the keymap's, else a spare one mapped to it (0 when none is left)."""
+        code = _x11.XKeysymToKeycode(self.dpy, keysym)
+        if code:
+            return code
+        code = self._spare_code()
+        if code:
+            syms = (ctypes.c_ulong * 2)(keysym, keysym)
+            _x11.XChangeKeyboardMapping(self.dpy, code, 2, syms, 1)
+            _x11.XSync(self.dpy, 0)
+        return code or 0
+
+    def _press(self, keysym):
+        code = self._keycode(keysym)
+        if not code:
+            self.keys.pop(keysym, None)
+            return
+        self.keys[keysym] = code
+        # A keysym on the shifted level ('>' on the '.' key) needs Shift, which the browser may not have sent.
+        shifted = _x11.XkbKeycodeToKeysym(self.dpy, code, 0, 0) != keysym and _x11.XkbKeycodeToKeysym(self.dpy, code, 0, 1) == keysym
+        shift_held = any(k in self.keys for k in (SHIFT_L, SHIFT_R))
+        shift = _x11.XKeysymToKeycode(self.dpy, SHIFT_L) if shifted and not shift_held else 0
+        if shift:
+            _xtst.XTestFakeKeyEvent(self.dpy, shift, 1, 0)
+        _xtst.XTestFakeKeyEvent(self.dpy, code, 1, 0)
+        if shift:
+            _xtst.XTestFakeKeyEvent(self.dpy, shift, 0, 0)
 
     def release_all(self):
         for k in list(self.keys):
