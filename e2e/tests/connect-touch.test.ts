@@ -110,12 +110,17 @@ it('on a phone: a tap clicks, a drag holds the button, two fingers scroll, a lon
   await touch.down(await onScreen(tab, 300, 350));
   await tab.waitForTimeout(900);
   await touch.up();
+  // A trackpad's wheel (the same tab with a mouse): 30 movements of 4 px down make two notches (a notch each 50 px), not 30.
+  const wheelAt = await onScreen(tab, 300, 350);
+  await tab.mouse.move(wheelAt.x, wheelAt.y);
+  for (let i = 0; i < 30; i++) await tab.mouse.wheel(0, 4);
   await tab.keyboard.insertText('q');
   await expect.poll(() => readHome(t.server, b.machineId, 'touch.txt'), { timeout: 15_000 }).not.toBe('');
   const reports = reportsOf(readHome(t.server, b.machineId, 'touch.txt'));
   const codes = reports.map((e) => `${e.b}${e.press ? 'M' : 'm'}`).join(' ');
-  // In order: tap (press, release), drag (press, motion with button 1, release), wheel down, wheel up, right click.
-  expect(codes).toMatch(/^0M 0m 0M (32M )+0m (65M )+(64M )+2M 2m$/);
+  // In order: tap (press, release), drag (press, motion with button 1, release), wheel down, wheel up, right click,
+  // the trackpad's two notches down.
+  expect(codes).toMatch(/^0M 0m 0M (32M )+0m (65M )+(64M )+2M 2m 65M 65M$/);
   const [tapDown, tapUp, dragDown] = reports;
   const dragUp = reports.find((e, i) => i > 2 && e.b === 0 && !e.press)!;
   expect(tapUp).toMatchObject({ col: tapDown!.col, row: tapDown!.row });

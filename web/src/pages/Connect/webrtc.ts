@@ -3,6 +3,7 @@ import { isPasteKey, keyField, keysymOf } from './keysym';
 import { bindTouch } from './touch';
 import type { Quality } from '../../early/prefs';
 import { configure, sendCandidates, type EarlyPeer } from '../../early/peer';
+import { wheelNotches } from './wheel';
 
 export interface StreamStats {
   fps: number;
@@ -337,9 +338,11 @@ export class RtcStream {
     });
     add('mouseup', (e) => this.send({ t: 'b', b: [1, 2, 3][e.button] ?? 1, d: false }));
     add('contextmenu', (e) => e.preventDefault());
+    const notches = wheelNotches();
     add('wheel', (e) => {
       e.preventDefault();
-      this.send({ t: 'w', dy: Math.sign(e.deltaY), dx: Math.sign(e.deltaX) });
+      const n = notches(e);
+      if (n) this.send({ t: 'w', ...n });
     });
     addKeys('keydown', (e) => {
       const s = keysymOf(e);
