@@ -5,6 +5,7 @@ import { sendInput, setTakeover } from '../../api/wall';
 import { keysymOf } from '../Connect/keysym';
 import dash from '../Dashboard/Dashboard.module.css';
 import styles from './Wall.module.css';
+import { wheelNotches } from '../Connect/wheel';
 
 interface Props {
   seat: WallSeat;
@@ -67,13 +68,15 @@ export function WatchView({ seat, picture, ended, onBack, onChanged }: Props) {
       if (e.type === 'pointermove' && last?.t === 'p' && last.buttons === ev.buttons) queue[queue.length - 1] = ev;
       else queue.push(ev);
     };
+    const notches = wheelNotches(); // a trackpad's small movements add up to notches, as in the Connect tab
     const wheel = (e: WheelEvent) => {
       e.preventDefault();
       const r = img()?.getBoundingClientRect();
-      if (!r) return;
+      const dy = notches(e)?.dy;
+      if (!r || !dy) return;
       const x = Math.min(1, Math.max(0, (e.clientX - r.left) / r.width));
       const y = Math.min(1, Math.max(0, (e.clientY - r.top) / r.height));
-      const bit = e.deltaY < 0 ? 8 : 16;
+      const bit = dy < 0 ? 8 : 16;
       queue.push({ t: 'p', x, y, buttons: bit }, { t: 'p', x, y, buttons: 0 });
     };
     const key = (e: KeyboardEvent) => {
