@@ -15,7 +15,13 @@ function pointerOf(text: string): { x: number; y: number } {
 
 const agentLog = (machineId: string) => machineLog(t.server, machineId);
 
-it('pointer lock sends relative motion, blur lets go of held keys, the quality setting reaches the encoder and is remembered', async () => {
+/** A shell line that prints 1 while the desktop's button 1 is held, else 0 (XQueryPointer's mask, Button1Mask). */
+const BUTTON_1_HELD =
+  'python3 -c "from ctypes import *;x=CDLL(\'libX11.so.6\');x.XOpenDisplay.restype=c_void_p;d=c_void_p(x.XOpenDisplay(None));' +
+  'm=c_uint();v=c_ulong();i=c_int();x.XQueryPointer(d,c_ulong(x.XDefaultRootWindow(d)),byref(v),byref(v),byref(i),byref(i),' +
+  'byref(i),byref(i),byref(m));print(m.value>>8&1)"';
+
+it('pointer lock sends relative motion, blur lets go of held keys, a drag released off the picture lets go of its button, the quality setting reaches the encoder and is remembered', async () => {
   const b = await streamingTab(t.server, t.browser, 'Input Tester');
   const { tab } = b;
   const video = tab.getByTestId('desktop-video');
@@ -48,6 +54,17 @@ it('pointer lock sends relative motion, blur lets go of held keys, the quality s
   await tab.getByRole('button', { name: 'Stats' }).focus();
   await tab.keyboard.up('Shift');
   expect(await terminalOutput(t.server, b, 'echo lower-case-after-blur', 'k.txt')).toBe('lower-case-after-blur\n');
+
+  // A drag from the terminal that ends over the toolbar: the desktop lets go of the button too (X's pointer state,
+  // read in the desktop: 1 while button 1 is held).
+  const videoBox = (await video.boundingBox())!;
+  await tab.mouse.move(videoBox.x + 110, videoBox.y + 180);
+  await tab.mouse.down();
+  await tab.mouse.move(videoBox.x + 300, videoBox.y + 200, { steps: 4 });
+  const bar = (await tab.getByRole('button', { name: 'Stats' }).boundingBox())!;
+  await tab.mouse.move(bar.x - 8, bar.y + bar.height / 2, { steps: 4 });
+  await tab.mouse.up();
+  expect(await terminalOutput(t.server, b, BUTTON_1_HELD, 'b1.txt', false)).toBe('0\n');
 
   // Rate control is fed: the agent reads the browser's RTCP receiver reports (loss, round trip) from webrtcbin.
   await expect.poll(() => agentLog(b.machineId), { timeout: 15_000 }).toMatch(/first receiver report: loss [\d.]+, rtt \d+ ms/);

@@ -329,14 +329,30 @@ export class RtcStream {
       const p = this.point(e);
       if (p) this.send({ t: 'm', ...p });
     });
+    // A button pressed on the picture is let go wherever the mouse is released (over the toolbar, outside the
+    // window), and the pointer follows the mouse off the picture until then (to its edge): else the desktop kept the
+    // button held, a drag that never ended.
+    const pressed = new Set<number>();
+    const buttonOf = (e: MouseEvent) => [1, 2, 3][e.button] ?? 1;
     add('mousedown', (e) => {
       k.focus({ preventScroll: true });
       const p = this.point(e);
       if (p && !locked()) this.send({ t: 'm', ...p });
-      this.send({ t: 'b', b: [1, 2, 3][e.button] ?? 1, d: true });
+      pressed.add(buttonOf(e));
+      this.send({ t: 'b', b: buttonOf(e), d: true });
       e.preventDefault();
     });
-    add('mouseup', (e) => this.send({ t: 'b', b: [1, 2, 3][e.button] ?? 1, d: false }));
+    const onWindow = <K extends keyof WindowEventMap>(type: K, fn: (e: WindowEventMap[K]) => void) => {
+      window.addEventListener(type, fn, true);
+      this.removers.push(() => window.removeEventListener(type, fn, true));
+    };
+    onWindow('mouseup', (e) => {
+      if (pressed.delete(buttonOf(e))) this.send({ t: 'b', b: buttonOf(e), d: false });
+    });
+    onWindow('mousemove', (e) => {
+      const p = pressed.size && e.target !== v && !locked() ? this.point(e) : null;
+      if (p) this.send({ t: 'm', ...p });
+    });
     add('contextmenu', (e) => e.preventDefault());
     const notches = wheelNotches();
     add('wheel', (e) => {
@@ -389,6 +405,7 @@ export class RtcStream {
     const release = () => {
       this.pendingPaste = null;
       this.held.clear();
+      pressed.clear();
       this.send({ t: 'reset' });
     };
     addKeys('blur', release);
