@@ -59,6 +59,8 @@ export function WatchView({ seat, picture, ended, onBack, onChanged }: Props) {
     const timer = setInterval(() => void flush(), FLUSH_MS);
     const img = () => el.querySelector('img');
     const pointer = (e: PointerEvent) => {
+      // Captured while a button is down: a drag released off the picture still lets go of the button on the desktop.
+      if (e.type === 'pointerdown') el.setPointerCapture?.(e.pointerId);
       const r = img()?.getBoundingClientRect();
       if (!r || !r.width || !r.height) return;
       const x = Math.min(1, Math.max(0, (e.clientX - r.left) / r.width));
