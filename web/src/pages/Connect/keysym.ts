@@ -10,6 +10,12 @@ const LEFT_RIGHT: Record<string, [number, number]> = {
   Shift: [0xffe1, 0xffe2], Control: [0xffe3, 0xffe4], Alt: [0xffe9, 0xffea], Meta: [0xffeb, 0xffec], OS: [0xffeb, 0xffec],
 };
 
+/** The X button of a mouse button (MouseEvent.button): left, middle, right, and back and forward as X's 8 and 9 (which
+ *  the desktop's browsers and file managers take for back and forward); null for any other. */
+export function xButtonOf(button: number): number | null {
+  return [1, 2, 3, 8, 9][button] ?? null;
+}
+
 /** The browser's paste shortcuts: Ctrl+V (Ctrl+Shift+V too) and Shift+Insert. */
 export function isPasteKey(e: Pick<KeyboardEvent, 'key' | 'ctrlKey' | 'shiftKey' | 'altKey' | 'metaKey'>): boolean {
   if (e.altKey || e.metaKey) return false;

@@ -1,5 +1,5 @@
 import type { GatewayServerMessage, IceServer } from '@hyperdesk/contract';
-import { isPasteKey, keyField, keysymOf } from './keysym';
+import { isPasteKey, keyField, keysymOf, xButtonOf } from './keysym';
 import { bindTouch } from './touch';
 import type { Quality } from '../../early/prefs';
 import { configure, sendCandidates, type EarlyPeer } from '../../early/peer';
@@ -333,21 +333,25 @@ export class RtcStream {
     // window), and the pointer follows the mouse off the picture until then (to its edge): else the desktop kept the
     // button held, a drag that never ended.
     const pressed = new Set<number>();
-    const buttonOf = (e: MouseEvent) => [1, 2, 3][e.button] ?? 1;
     add('mousedown', (e) => {
       k.focus({ preventScroll: true });
+      e.preventDefault();
+      const b = xButtonOf(e.button);
+      if (!b) return;
       const p = this.point(e);
       if (p && !locked()) this.send({ t: 'm', ...p });
-      pressed.add(buttonOf(e));
-      this.send({ t: 'b', b: buttonOf(e), d: true });
-      e.preventDefault();
+      pressed.add(b);
+      this.send({ t: 'b', b, d: true });
     });
     const onWindow = <K extends keyof WindowEventMap>(type: K, fn: (e: WindowEventMap[K]) => void) => {
       window.addEventListener(type, fn, true);
       this.removers.push(() => window.removeEventListener(type, fn, true));
     };
     onWindow('mouseup', (e) => {
-      if (pressed.delete(buttonOf(e))) this.send({ t: 'b', b: buttonOf(e), d: false });
+      const b = xButtonOf(e.button);
+      if (!b || !pressed.delete(b)) return;
+      e.preventDefault(); // the back and forward buttons' own action (the tab's history) waits for their release
+      this.send({ t: 'b', b, d: false });
     });
     onWindow('mousemove', (e) => {
       const p = pressed.size && e.target !== v && !locked() ? this.point(e) : null;
