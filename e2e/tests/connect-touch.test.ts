@@ -87,9 +87,11 @@ it('on a phone: a tap clicks, a drag holds the button, two fingers scroll, a lon
   // (A desktop that has just come up may give the terminal the keyboard a moment later: the line is typed again.)
   await typeWord(tab, b.machineId, 'typed-on-a-phone', 'phone.txt');
   // The probe: xterm reports mouse buttons, drags and the wheel to a shell `read` (until a q is typed) that writes
-  // them to touch.txt; armed.txt says it listens.
+  // them to touch.txt; armed.txt says it listens. xterm reads the shell's output in its own time: the shell waits for
+  // its answer to a status query (ESC [ 5 n, answered ESC [ 0 n) sent after the mode changes, so armed.txt comes once
+  // xterm reports the mouse (a busy host's first tap once reached xterm before the modes did, as a plain click).
   await tab.keyboard.insertText(
-    "printf '\\e[?1002h\\e[?1006h'; echo armed > armed.txt; IFS= read -rsd q ev; printf '\\e[?1002l\\e[?1006l'; printf '%s' \"$ev\" | tr '\\033' E > touch.txt",
+    "printf '\\e[?1002h\\e[?1006h\\e[5n'; IFS= read -rsd n _; echo armed > armed.txt; IFS= read -rsd q ev; printf '\\e[?1002l\\e[?1006l'; printf '%s' \"$ev\" | tr '\\033' E > touch.txt",
   );
   await tab.keyboard.press('Enter');
   await expect.poll(() => readHome(t.server, b.machineId, 'armed.txt') !== '', { timeout: 10_000 }).toBe(true);
