@@ -14,12 +14,12 @@ _xtst.XTestFakeKeyEvent.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_int
 SHIFT_L, SHIFT_R = 0xffe1, 0xffe2
 # Shift_L..Hyper_R (with Caps_Lock and Shift_Lock), ISO_Level3_Shift, Mode_switch, Num_Lock.
 _MODIFIERS = frozenset(range(0xffe1, 0xffef)) | {0xfe03, 0xff7e, 0xff7f}
+# Keys held down at once: a keyboard holds a handful; a viewer sending key-downs without key-ups is refused past this.
+MAX_HELD = 32
 
 
 def _is_modifier(keysym):
     return keysym in _MODIFIERS
-# Keys held down at once: a keyboard holds a handful; a viewer sending key-downs without key-ups is refused past this.
-MAX_HELD = 32
 
 
 class XInput:
