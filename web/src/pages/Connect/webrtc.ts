@@ -311,16 +311,27 @@ export class RtcStream {
   }
 
   private bindInput(): void {
+    const letGoOfButtons = this.bindMouse();
+    this.bindKeyboard(letGoOfButtons);
+  }
+
+  /** A listener on the element until the stream ends. */
+  private listen<K extends keyof HTMLElementEventMap>(el: HTMLElement, type: K, fn: (e: HTMLElementEventMap[K]) => void): void {
+    el.addEventListener(type, fn as EventListener);
+    this.removers.push(() => el.removeEventListener(type, fn as EventListener));
+  }
+
+  /** A listener on the window (capture phase) until the stream ends. */
+  private onWindow<K extends keyof WindowEventMap>(type: K, fn: (e: WindowEventMap[K]) => void): void {
+    window.addEventListener(type, fn, true);
+    this.removers.push(() => window.removeEventListener(type, fn, true));
+  }
+
+  /** Pointer, buttons and wheel on the picture; answers what forgets the buttons held (the agent lets go of them). */
+  private bindMouse(): () => void {
     const v = this.video;
-    const add = <K extends keyof HTMLElementEventMap>(type: K, fn: (e: HTMLElementEventMap[K]) => void) => {
-      v.addEventListener(type, fn as EventListener);
-      this.removers.push(() => v.removeEventListener(type, fn as EventListener));
-    };
     const k = this.keys;
-    const addKeys = <K extends keyof HTMLElementEventMap>(type: K, fn: (e: HTMLElementEventMap[K]) => void) => {
-      k.addEventListener(type, fn as EventListener);
-      this.removers.push(() => k.removeEventListener(type, fn as EventListener));
-    };
+    const add = <K extends keyof HTMLElementEventMap>(type: K, fn: (e: HTMLElementEventMap[K]) => void) => this.listen(v, type, fn);
     const locked = () => document.pointerLockElement === v;
     // The video itself never keeps the focus: the keyboard goes through the text field.
     add('focus', () => k.focus({ preventScroll: true }));
@@ -343,17 +354,13 @@ export class RtcStream {
       pressed.add(b);
       this.send({ t: 'b', b, d: true });
     });
-    const onWindow = <K extends keyof WindowEventMap>(type: K, fn: (e: WindowEventMap[K]) => void) => {
-      window.addEventListener(type, fn, true);
-      this.removers.push(() => window.removeEventListener(type, fn, true));
-    };
-    onWindow('mouseup', (e) => {
+    this.onWindow('mouseup', (e) => {
       const b = xButtonOf(e.button);
       if (!b || !pressed.delete(b)) return;
       e.preventDefault(); // the back and forward buttons' own action (the tab's history) waits for their release
       this.send({ t: 'b', b, d: false });
     });
-    onWindow('mousemove', (e) => {
+    this.onWindow('mousemove', (e) => {
       const p = pressed.size && e.target !== v && !locked() ? this.point(e) : null;
       if (p) this.send({ t: 'm', ...p });
     });
@@ -364,6 +371,13 @@ export class RtcStream {
       const n = notches(e);
       if (n) this.send({ t: 'w', ...n });
     });
+    return () => pressed.clear();
+  }
+
+  /** Keys, paste and text through the invisible text field; `letGoOfButtons` when the tab loses the focus. */
+  private bindKeyboard(letGoOfButtons: () => void): void {
+    const k = this.keys;
+    const addKeys = <K extends keyof HTMLElementEventMap>(type: K, fn: (e: HTMLElementEventMap[K]) => void) => this.listen(k, type, fn);
     addKeys('keydown', (e) => {
       const s = keysymOf(e);
       if (s === null || e.isComposing) return;
@@ -409,7 +423,7 @@ export class RtcStream {
     const release = () => {
       this.pendingPaste = null;
       this.held.clear();
-      pressed.clear();
+      letGoOfButtons();
       this.send({ t: 'reset' });
     };
     addKeys('blur', release);
