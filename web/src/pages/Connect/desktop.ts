@@ -248,7 +248,9 @@ export class DesktopConnection {
       if (gen === this.gen) this.closed(e.code);
     });
     const rfb = new Rfb(this.target, ws, { shared: true });
-    rfb.sendKey = repeatsAsPresses(rfb.sendKey.bind(rfb)); // noVNC's keyboard sends through it too
+    // noVNC's keyboard sends through it too. Whether the server took QEMU's extended key events has no public getter.
+    const extended = () => (rfb as unknown as { _qemuExtKeyEventSupported?: boolean })._qemuExtKeyEventSupported === true;
+    rfb.sendKey = repeatsAsPresses(rfb.sendKey.bind(rfb), extended);
     rfb.scaleViewport = true;
     rfb.resizeSession = false;
     rfb.focusOnClick = true;
