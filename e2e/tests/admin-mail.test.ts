@@ -3,9 +3,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { SMTPServer } from 'smtp-server';
-import { downloadedBytes, freePort, launchBrowser, snap, startServer, uniqueEmail, type RunningServer } from '../harness';
+import { downloadedBytes, freePort, snap, uniqueEmail } from '../harness';
+import { useServerAndBrowser } from './suite-helpers';
 import { openConsole } from './operator-helpers';
 import { loginWithPopup, seedUser, seriousViolations } from './auth-helpers';
 
@@ -44,23 +45,17 @@ async function startRelay() {
 }
 
 let relay: Awaited<ReturnType<typeof startRelay>>;
-let server: RunningServer;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
 beforeAll(async () => {
   relay = await startRelay();
-  [server, browser] = await Promise.all([startServer({ SMTP_URL: relay.url, MAIL_FROM: 'Hyperdesk <no-reply@desk.test>' }), launchBrowser()]);
 });
 afterAll(async () => {
-  await Promise.all(contexts.map((c) => c.close()));
-  await browser?.close();
-  await server?.close();
   await relay?.close();
 });
+const t = useServerAndBrowser(() => ({ SMTP_URL: relay.url, MAIL_FROM: 'Hyperdesk <no-reply@desk.test>' }));
 
 /** `npm run admin -- grant <email> admin`, run beside the running server (the CLI finds it through DATA_DIR). */
 async function grantAdmin(email: string): Promise<void> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'grant', email, 'admin'], { cwd: ROOT, env: server.env });
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'grant', email, 'admin'], { cwd: ROOT, env: t.server.env });
   expect(stdout).toContain('now has the admin claim');
 }
 
@@ -71,20 +66,19 @@ async function openSection(page: Page, name: string, heading: string): Promise<v
 
 it('a failed mail shows its reason and links in the console, is resent, and the resend and a CLI grant show in the audit log', async () => {
   const operator = { name: 'Olga Operator', email: uniqueEmail('operator'), password: 'console-2026' };
-  await seedUser(server.base, operator);
+  await seedUser(t.server.base, operator);
   await grantAdmin(operator.email);
 
   // A user whose mailbox the relay does not know (yet) asks for a password reset.
   const bob = { name: 'Bounced Bob', email: uniqueEmail('bounced'), password: 'bounced-123' };
-  await seedUser(server.base, bob);
+  await seedUser(t.server.base, bob);
   relay.refuse.add(bob.email);
-  expect((await fetch(`${server.base}/v1/auth/forgot`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: bob.email }) })).status).toBe(200);
+  expect((await fetch(`${t.server.base}/v1/auth/forgot`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: bob.email }) })).status).toBe(200);
 
-  const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, bypassCSP: true, acceptDownloads: true });
-  contexts.push(context);
+  const context = await t.newContext({ viewport: { width: 1440, height: 900 }, bypassCSP: true, acceptDownloads: true });
   const page = await context.newPage();
-  await loginWithPopup(page, server.base, operator.email, operator.password);
-  await openConsole(page, server.base); // enrols the operator's authenticator first (issue 23.2)
+  await loginWithPopup(page, t.server.base, operator.email, operator.password);
+  await openConsole(page, t.server.base); // enrols the operator's authenticator first (issue 23.2)
 
   // Mail: the failed reset with the relay's reason and the reset link.
   await openSection(page, 'Mail', 'Outgoing mail');
@@ -95,7 +89,7 @@ it('a failed mail shows its reason and links in the console, is resent, and the 
   const text = await row.innerText();
   expect(text).toContain('password-reset');
   expect(text).toMatch(/Reason: .*550.*no such mailbox/);
-  expect(await row.getByRole('list', { name: 'Links in the mail' }).innerText()).toMatch(new RegExp(`^${server.base.replace(/[.:/]/g, '\\$&')}/reset-password\\?token=[\\w-]+$`));
+  expect(await row.getByRole('list', { name: 'Links in the mail' }).innerText()).toMatch(new RegExp(`^${t.server.base.replace(/[.:/]/g, '\\$&')}/reset-password\\?token=[\\w-]+$`));
   expect(await seriousViolations(page)).toEqual([]);
   await snap(page, 'admin-mail-failed');
 

@@ -3,8 +3,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
-import { ARTIFACTS, launchBrowser, snap, startServer, uniqueEmail, type RunningServer } from '../harness';
+import type { BrowserContextOptions, Page } from 'playwright-core';
+import { ARTIFACTS, snap, uniqueEmail } from '../harness';
+import { useServerAndBrowser } from './suite-helpers';
 import { decodeQuotedPrintable, startInbox, type Inbox } from '../inbox';
 import { mailedLink, seedUser, seriousViolations, type Account } from './auth-helpers';
 import { payOnCheckout, PAYING_CARD, step } from './buy-helpers';
@@ -23,21 +24,17 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const run = promisify(execFile);
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
-let server: RunningServer;
-let browser: Browser;
 let inbox: Inbox;
 beforeAll(async () => {
   inbox = await startInbox(decodeQuotedPrintable);
-  [server, browser] = await Promise.all([startServer({ SMTP_URL: inbox.url }), launchBrowser()]);
 });
 afterAll(async () => {
-  await browser?.close();
-  await server?.close();
   await inbox?.close();
 });
+const t = useServerAndBrowser(() => ({ SMTP_URL: inbox.url }));
 
 /** The classroom kit's steps (classroom-helpers.ts) on this file's server, browser and inbox. */
-const kit = () => classroomKit(server, browser, inbox);
+const kit = () => classroomKit(t.server, t.browser, inbox);
 const grantInstructor = (email: string) => kit().grantInstructor(email);
 const signIn = (account: Account, options: BrowserContextOptions = {}) => kit().signIn(account, options);
 const runningCourse = (name: string, vms: number, options: BrowserContextOptions = {}) => kit().runningCourse(name, vms, options);
@@ -53,14 +50,14 @@ function invitationLink(mail: string): string {
 /** An operator made with the README's `create-admin` line, made console-ready through the API: their id token. */
 async function operatorToken(): Promise<string> {
   const email = uniqueEmail('operator');
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'create-admin', email, 'Olga Operator'], { cwd: ROOT, env: server.env });
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'create-admin', email, 'Olga Operator'], { cwd: ROOT, env: t.server.env });
   const password = /Password: (\S+)/.exec(stdout)![1]!;
-  return (await operatorApiToken(server.base, email, password)).token; // new password, authenticator (issue 23.2)
+  return (await operatorApiToken(t.server.base, email, password)).token; // new password, authenticator (issue 23.2)
 }
 
 /** The connect tab's address for a balance entry (spec §7: base64 of JSON {url, role, packId, machineName}). */
 const connectHref = (e: { url: string; role: string; packId: string; machineName: string }) =>
-  `${server.base}/connect#${Buffer.from(JSON.stringify({ url: e.url, role: e.role, packId: e.packId, machineName: e.machineName })).toString('base64')}`;
+  `${t.server.base}/connect#${Buffer.from(JSON.stringify({ url: e.url, role: e.role, packId: e.packId, machineName: e.machineName })).toString('base64')}`;
 
 /** `YYYY-MM-DD` plus days, in calendar arithmetic. */
 function plusDays(day: string, days: number): string {
@@ -92,12 +89,12 @@ async function mailsTo(email: string, n = 1): Promise<string[]> {
 
 it("shows a German course's dates the same in the setup, checkout, result page, dashboard and invitation, from a browser on UTC", { timeout: 240_000 }, async () => {
   const instructor = { name: 'Clara Zeit', email: uniqueEmail('tz-instructor'), password: 'timezone42' };
-  await seedUser(server.base, instructor);
+  await seedUser(t.server.base, instructor);
   await grantInstructor(instructor.email);
   // A browser west of the course's country: its local end of the end day is already the next day in Berlin.
   const teacher = await signIn(instructor, { timezoneId: 'UTC' });
 
-  await teacher.goto(`${server.base}/setup`);
+  await teacher.goto(`${t.server.base}/setup`);
   await teacher.getByRole('heading', { level: 1, name: "Set up your company's Cloud Machines" }).waitFor({ timeout: 20_000 });
   await teacher.getByLabel('Country', { exact: true }).selectOption({ label: 'Germany' });
   await teacher.getByRole('button', { name: 'Confirm Country' }).click();
@@ -128,7 +125,7 @@ it("shows a German course's dates the same in the setup, checkout, result page, 
   await expect.poll(() => teacher.getByText('Successful', { exact: true }).isVisible(), { timeout: 30_000 }).toBe(true);
   expect(flat(await teacher.getByRole('complementary').innerText())).toContain(`Course Dates ${dates}`);
 
-  await teacher.goto(`${server.base}/dashboard`);
+  await teacher.goto(`${t.server.base}/dashboard`);
   const card = teacher.getByRole('article');
   await card.waitFor({ timeout: 30_000 });
   expect(flat(await card.getByLabel('Course details').innerText())).toContain(`Course Dates ${dates}`);
@@ -144,18 +141,18 @@ it("shows a German course's dates the same in the setup, checkout, result page, 
 
 it('an invitation link opens Sign Up for a new address and Login for an address with an account, the address filled in', { timeout: 180_000 }, async () => {
   // The link invitations sent before carried: the Login popup opens.
-  const earlier = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-  await earlier.goto(`${server.base}/?login=1`);
+  const earlier = await (await t.browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  await earlier.goto(`${t.server.base}/?login=1`);
   await expect.poll(() => earlier.getByRole('dialog', { name: 'Login' }).isVisible(), { timeout: 15_000 }).toBe(true);
 
   const { token, packId } = await runningCourse('Lina Link', 1);
   const member = { name: 'Mia Member', email: uniqueEmail('member'), password: 'member4242' };
-  await seedUser(server.base, member);
+  await seedUser(t.server.base, member);
   const newcomer = uniqueEmail('newcomer');
   await uploadList(token, packId, [member.email, newcomer]);
 
   // A new address: the Sign Up popup, with the invited address, and no address left in the address bar.
-  const visitor = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  const visitor = await (await t.browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
   await visitor.goto(invitationLink((await mailsTo(newcomer))[0]!));
   const signup = visitor.getByRole('dialog', { name: 'Sign Up' });
   await expect.poll(() => signup.isVisible(), { timeout: 15_000 }).toBe(true);
@@ -167,7 +164,7 @@ it('an invitation link opens Sign Up for a new address and Login for an address 
   const memberMails = await mailsTo(member.email, 2);
   const link = invitationLink(memberMails.find((m) => m.includes('invited to'))!);
   expect(link).toContain('/?login=1&');
-  const returning = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  const returning = await (await t.browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
   await returning.goto(link);
   const login = returning.getByRole('dialog', { name: 'Login' });
   await expect.poll(() => login.isVisible(), { timeout: 15_000 }).toBe(true);
@@ -175,17 +172,17 @@ it('an invitation link opens Sign Up for a new address and Login for an address 
   await snap(returning, 'roster-03-invitation-login');
   await login.getByLabel('Password', { exact: true }).fill(member.password);
   await login.getByRole('button', { name: 'Login', exact: true }).click();
-  await returning.waitForURL(`${server.base}/dashboard`, { timeout: 15_000 });
+  await returning.waitForURL(`${t.server.base}/dashboard`, { timeout: 15_000 });
 
   // Signed in already, the same link goes to the dashboard.
   await returning.goto(link);
-  await returning.waitForURL(`${server.base}/dashboard`, { timeout: 15_000 });
+  await returning.waitForURL(`${t.server.base}/dashboard`, { timeout: 15_000 });
 });
 
 it('students see no buying controls: not while their address is unverified, not with their course, not when out of hours', { timeout: 180_000 }, async () => {
   const { account: instructor, token, packId } = await runningCourse('Sam Seats', 1);
   const student = { name: 'Stu Dent', email: uniqueEmail('student'), password: 'student4242' };
-  await seedUser(server.base, student);
+  await seedUser(t.server.base, student);
   await uploadList(token, packId, [student.email]);
 
   // Unverified: the course is not shown yet, and nothing offers a purchase.
@@ -209,11 +206,11 @@ it('students see no buying controls: not while their address is unverified, not 
 
   // The operator takes the course machine's hours: the student's connect tab asks them to see their Instructor.
   const admin = await operatorToken();
-  const fleet = await api(server.base, 'GET', `/v1/admin/fleet?q=${encodeURIComponent(instructor.email)}`, admin);
+  const fleet = await api(t.server.base, 'GET', `/v1/admin/fleet?q=${encodeURIComponent(instructor.email)}`, admin);
   expect(fleet.items).toHaveLength(1);
-  await api(server.base, 'POST', '/v1/admin/adjustments', admin, { machineId: fleet.items[0].id, minutes: -600, reason: 'Test: hours used up' });
-  const { accessToken } = await api(server.base, 'POST', '/v1/auth/login', undefined, { email: student.email, password: student.password });
-  const [entry] = (await api(server.base, 'GET', '/v1/user/wallet/balance', accessToken)).balance;
+  await api(t.server.base, 'POST', '/v1/admin/adjustments', admin, { machineId: fleet.items[0].id, minutes: -600, reason: 'Test: hours used up' });
+  const { accessToken } = await api(t.server.base, 'POST', '/v1/auth/login', undefined, { email: student.email, password: student.password });
+  const [entry] = (await api(t.server.base, 'GET', '/v1/user/wallet/balance', accessToken)).balance;
   expect(entry.role).toBe('STUDENT');
   const tab = await page.context().newPage();
   await tab.goto(connectHref(entry));
@@ -227,7 +224,7 @@ it('the instructor sees each address with its state, adds one, is told when a re
   const { teacher, token, packId } = await runningCourse('Rosa Roster', 2, { bypassCSP: true }); // axe-core is injected below
   // One student signed up and verified their address; another address has no account yet.
   const vera = { name: 'Vera Verified', email: uniqueEmail('vera'), password: 'student4242' };
-  await seedUser(server.base, vera);
+  await seedUser(t.server.base, vera);
   const veraPage = await signIn(vera);
   await veraPage.goto(await mailedLink(inbox, vera.email, '/verify-email'));
   await veraPage.getByRole('heading', { level: 1, name: 'E-mail address verified' }).waitFor({ timeout: 20_000 });
@@ -272,7 +269,7 @@ it('the instructor sees each address with its state, adds one, is told when a re
   await list.getByRole('status').filter({ hasText: `${newcomer} was removed from the list.` }).waitFor();
   await expect.poll(() => row(newcomer).count()).toBe(0);
   await list.getByText('2 students on the list.').waitFor();
-  const { students } = await api(server.base, 'GET', `/v1/pack/roster?packId=${packId}`, token);
+  const { students } = await api(t.server.base, 'GET', `/v1/pack/roster?packId=${packId}`, token);
   expect(students.map((x: { email: string }) => x.email).sort()).toEqual([pending, vera.email].sort());
 
   expect(await seriousViolations(teacher)).toEqual([]);
@@ -285,12 +282,12 @@ it('the instructor sees each address with its state, adds one, is told when a re
 it('Stop All asks first while students are connected, and stops at once when nobody is', { timeout: 300_000 }, async () => {
   const { teacher, token, packId } = await runningCourse('Stella Stop', 1);
   const student = { name: 'Connie Connected', email: uniqueEmail('connie'), password: 'student4242' };
-  await seedUser(server.base, student);
+  await seedUser(t.server.base, student);
   await uploadList(token, packId, [student.email]);
   const studentPage = await signIn(student);
   await studentPage.goto(await mailedLink(inbox, student.email, '/verify-email'));
   await studentPage.getByRole('heading', { level: 1, name: 'E-mail address verified' }).waitFor({ timeout: 20_000 });
-  const { accessToken: studentToken } = await api(server.base, 'POST', '/v1/auth/login', undefined, { email: student.email, password: student.password });
+  const { accessToken: studentToken } = await api(t.server.base, 'POST', '/v1/auth/login', undefined, { email: student.email, password: student.password });
 
   const card = teacher.getByRole('article');
   const startAll = card.getByRole('button', { name: 'Start All' });
@@ -303,7 +300,7 @@ it('Stop All asks first while students are connected, and stops at once when nob
   // The student takes the seat (their connect asks for a ticket while the machine starts): connected now.
   await startAll.click();
   await expect.poll(() => stopAll.isEnabled(), { timeout: 30_000 }).toBe(true);
-  const ticket = await fetch(`${server.base}/v1/slot/connect/ticket`, {
+  const ticket = await fetch(`${t.server.base}/v1/slot/connect/ticket`, {
     method: 'POST',
     headers: { idtoken: studentToken, 'content-type': 'application/json' },
     body: JSON.stringify({ url: `/v1/slot/connect?packId=${packId}` }),

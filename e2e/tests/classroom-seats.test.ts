@@ -1,7 +1,8 @@
 import path from 'node:path';
-import { afterAll, beforeAll, expect, it, onTestFailed } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { ARTIFACTS, launchBrowser, startServer, type RunningServer } from '../harness';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { ARTIFACTS } from '../harness';
+import { useServerAndBrowser } from './suite-helpers';
 import { decodeQuotedPrintable, startInbox, type Inbox } from '../inbox';
 import { classroomKit } from './classroom-helpers';
 import { api, preferTransport } from './connect-helpers';
@@ -12,25 +13,22 @@ import { api, preferTransport } from './connect-helpers';
  * ended it; Reset brings a seat's machine back to a fresh desktop.
  */
 
-let server: RunningServer;
-let browser: Browser;
 let inbox: Inbox;
-let kit: ReturnType<typeof classroomKit>;
 beforeAll(async () => {
   inbox = await startInbox(decodeQuotedPrintable);
-  [server, browser] = await Promise.all([startServer({ SMTP_URL: inbox.url }), launchBrowser()]);
-  kit = classroomKit(server, browser, inbox);
 });
 afterAll(async () => {
-  await browser?.close();
-  await server?.close();
   await inbox?.close();
+});
+const t = useServerAndBrowser(() => ({ SMTP_URL: inbox.url }));
+let kit: ReturnType<typeof classroomKit>;
+beforeAll(() => {
+  kit = classroomKit(t.server, t.browser, inbox);
 });
 
 const snapView = (page: Page, name: string) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
 
 it("End session disconnects the student at a seat and tells them; Reset gives the seat's machine a fresh desktop", { timeout: 600_000 }, async () => {
-  onTestFailed(() => console.log(`server output:\n${server.output().slice(-6000)}`));
   const { teacher, token, packId } = await kit.runningCourse('Sam Seats', 1);
   const student = await kit.verifiedStudent('Sid Student', token, packId);
   await preferTransport(student.page.context(), 'vnc');
@@ -40,7 +38,7 @@ it("End session disconnects the student at a seat and tells them; Reset gives th
   await seats.getByText('Online', { exact: true }).waitFor({ timeout: 180_000 });
 
   // The student connects from their dashboard; the instructor's seat list shows them at the machine.
-  await student.page.goto(`${server.base}/dashboard`);
+  await student.page.goto(`${t.server.base}/dashboard`);
   const connect = student.page.getByRole('article').getByRole('button', { name: 'Connect' });
   await expect.poll(() => connect.getAttribute('aria-disabled'), { timeout: 60_000 }).toBeNull();
   const [tab] = await Promise.all([student.page.context().waitForEvent('page'), connect.click()]);
@@ -64,7 +62,7 @@ it("End session disconnects the student at a seat and tells them; Reset gives th
   await tab.getByText('Your instructor ended your session.', { exact: false }).waitFor();
   await snapView(tab, 'seats-02-student-told');
   await seats.locator('tbody tr', { hasText: 'Free' }).waitFor({ timeout: 30_000 });
-  const { balance } = await api(server.base, 'GET', '/v1/user/wallet/balance', token);
+  const { balance } = await api(t.server.base, 'GET', '/v1/user/wallet/balance', token);
   const seat = balance[0].seats[0];
   expect(seat.student).toBeNull();
 
@@ -77,9 +75,9 @@ it("End session disconnects the student at a seat and tells them; Reset gives th
   await reset.getByRole('button', { name: 'Reset machine' }).click();
   expect((await resetCall).status()).toBe(200);
   await reset.waitFor({ state: 'detached' });
-  const seatStatus = async () => (await api(server.base, 'GET', '/v1/user/wallet/balance', token)).balance[0].seats[0].instanceStatus;
+  const seatStatus = async () => (await api(t.server.base, 'GET', '/v1/user/wallet/balance', token)).balance[0].seats[0].instanceStatus;
   await expect.poll(seatStatus, { timeout: 120_000, interval: 250 }).not.toBe('online');
   await expect.poll(seatStatus, { timeout: 240_000 }).toBe('online');
-  expect((await api(server.base, 'GET', '/v1/user/wallet/balance', token)).balance[0].stopReason).toBeNull();
+  expect((await api(t.server.base, 'GET', '/v1/user/wallet/balance', token)).balance[0].stopReason).toBeNull();
   await seats.getByText('Online', { exact: true }).waitFor({ timeout: 30_000 });
 });

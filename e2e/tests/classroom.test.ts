@@ -3,8 +3,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Browser, Locator, Page } from 'playwright-core';
-import { launchBrowser, snap, startServer, uniqueEmail, type RunningServer } from '../harness';
+import type { Locator, Page } from 'playwright-core';
+import { snap, uniqueEmail } from '../harness';
+import { useServerAndBrowser } from './suite-helpers';
 import { startInbox, type Inbox } from '../inbox';
 import { loginWithPopup, mailedLink, seedUser, seriousViolations, type Account } from './auth-helpers';
 import { payOnCheckout, PAYING_CARD, step } from './buy-helpers';
@@ -22,36 +23,32 @@ import { api, canvasColours, preferTransport } from './connect-helpers';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const run = promisify(execFile);
 
-let server: RunningServer;
-let browser: Browser;
 /** Students prove their addresses with mailed links (a real SMTP server on loopback). */
 let inbox: Inbox;
 beforeAll(async () => {
   inbox = await startInbox();
-  [server, browser] = await Promise.all([startServer({ SMTP_URL: inbox.url }), launchBrowser()]);
 });
 afterAll(async () => {
-  await browser?.close();
-  await server?.close();
   await inbox?.close();
 });
+const t = useServerAndBrowser(() => ({ SMTP_URL: inbox.url }));
 
 /** The README's operator line, with the server's own configuration. PGlite admits one process: stop, grant, start. */
 /** The operator CLI beside the running server (on PGlite it runs the command inside the server, found via DATA_DIR). */
 async function grantInstructor(email: string): Promise<void> {
   const { stdout } = await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'grant', email, 'instructor'], {
     cwd: ROOT,
-    env: server.env,
+    env: t.server.env,
   });
   expect(stdout).toContain('now has the instructor claim');
 }
 
 /** bypassCSP only where a test injects axe-core; everything else runs under the app's real CSP. */
 async function signIn(account: Account, bypassCSP = false): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP });
+  const context = await t.browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP });
   await preferTransport(context, 'vnc');
   const page = await context.newPage();
-  await loginWithPopup(page, server.base, account.email, account.password);
+  await loginWithPopup(page, t.server.base, account.email, account.password);
   return page;
 }
 
@@ -72,14 +69,14 @@ async function snapTop(page: Page, name: string): Promise<void> {
 const seatRows = (card: Locator, text: string) => card.getByRole('region', { name: /^Machines of / }).locator('tbody tr', { hasText: text });
 
 /** A file a student wrote into a home folder of the course's machines: home folder → content. */
-const homesWith = (name: string) => homesIn(server, name);
+const homesWith = (name: string) => homesIn(t.server, name);
 
 /** What a failed signature leaves to look at: the tab's picture, each running desktop's windows, the homes' seat.txt. */
 async function whyUnsigned(tab: Page, mark: string): Promise<string> {
   const shot = await snap(tab, `classroom-unsigned-${mark}`).catch((e: Error) => `no screenshot (${e.message})`);
-  const desktops = runningMachines(server).map((id) => {
+  const desktops = runningMachines(t.server).map((id) => {
     try {
-      const { screen, windows } = desktopWindows(server, id);
+      const { screen, windows } = desktopWindows(t.server, id);
       return `${id}: ${screen.w}×${screen.h}, ${windows.map((w) => `"${w.title}" ${w.w}×${w.h}+${w.x}+${w.y}`).join(', ')}`;
     } catch (e) {
       return `${id}: ${(e as Error).message.split('\n')[0]}`;
@@ -109,9 +106,9 @@ async function connectAndSign(page: Page, mark: string): Promise<Page> {
   // other student's, has none yet and is passed over).
   await typeUntil({
     type: async (attempt) => {
-      for (const id of runningMachines(server)) {
+      for (const id of runningMachines(t.server)) {
         try {
-          raiseTerminal(server, id);
+          raiseTerminal(t.server, id);
         } catch {
           /* not up yet */
         }
@@ -134,11 +131,11 @@ it('instructor buys a 3-student course, uploads the list, Start All; two student
   const studentA = { name: 'Ada Student', email: uniqueEmail('student-a'), password };
   const studentB = { name: 'Bob Student', email: uniqueEmail('student-b'), password };
   const outsider = { name: 'Olive Outsider', email: uniqueEmail('outsider'), password };
-  for (const a of [instructor, studentA, studentB, outsider]) await seedUser(server.base, a);
+  for (const a of [instructor, studentA, studentB, outsider]) await seedUser(t.server.base, a);
 
   // Before the claim: the individual setup.
   const teacher = await signIn(instructor);
-  await teacher.goto(`${server.base}/setup`);
+  await teacher.goto(`${t.server.base}/setup`);
   await teacher.getByRole('heading', { level: 1, name: "Let's set up your Cloud Machine" }).waitFor();
 
   // The operator grants the claim; the next session refresh (a reload) carries it.
@@ -196,7 +193,7 @@ it('instructor buys a 3-student course, uploads the list, Start All; two student
   await snap(teacher, 'classroom-03-success');
 
   // The course on the instructor's dashboard: static configuration, three free machines, Start All enabled.
-  await teacher.goto(`${server.base}/dashboard`);
+  await teacher.goto(`${t.server.base}/dashboard`);
   const card = teacher.getByRole('article');
   await card.waitFor({ timeout: 30_000 });
   for (const text of ['Intel Xeon-class CPU', 'Nvidia T4-class GPU', '10 hours per machine']) await card.getByText(text).waitFor();
@@ -283,26 +280,26 @@ it('instructor buys a 3-student course, uploads the list, Start All; two student
 
 it('a course that starts tomorrow: Start All is disabled with a tooltip saying when, and the server refuses it too', { timeout: 180_000 }, async () => {
   const instructor = { name: 'Paulo Freire', email: uniqueEmail('instructor'), password: 'classroom42' };
-  await seedUser(server.base, instructor);
+  await seedUser(t.server.base, instructor);
   await grantInstructor(instructor.email);
-  const { accessToken: token } = await api(server.base, 'POST', '/v1/auth/login', undefined, { email: instructor.email, password: instructor.password });
+  const { accessToken: token } = await api(t.server.base, 'POST', '/v1/auth/login', undefined, { email: instructor.email, password: instructor.password });
   const now = new Date();
   const tomorrow = new Date(now.getFullYear(), now.getMonth(), now.getDate() + 1).getTime();
   const course = { Platform: 'Unity Engine', VMs: 2, StartAt: tomorrow, ExpiresAt: tomorrow + 3 * 86_400_000 - 1, Region: 'DE' };
-  const { prices } = await api(server.base, 'POST', '/v1/pack/cost', token, course);
-  const { url } = await api(server.base, 'POST', '/v1/pack/recharge', token, {
+  const { prices } = await api(t.server.base, 'POST', '/v1/pack/cost', token, course);
+  const { url } = await api(t.server.base, 'POST', '/v1/pack/recharge', token, {
     ...course,
     TotalHours: 25,
     Price: prices['25'],
-    success_url: `${server.base}/success`,
-    cancel_url: `${server.base}/failed`,
+    success_url: `${t.server.base}/success`,
+    cancel_url: `${t.server.base}/failed`,
   });
 
   const teacher = await signIn(instructor, true);
   await teacher.goto(url);
   await payOnCheckout(teacher, PAYING_CARD);
   await teacher.waitForURL(/\/success\?orderId=/, { timeout: 20_000 });
-  await teacher.goto(`${server.base}/dashboard`);
+  await teacher.goto(`${t.server.base}/dashboard`);
   const card = teacher.getByRole('article');
   await card.waitFor({ timeout: 30_000 });
   const startAll = card.getByRole('button', { name: 'Start All' });
@@ -327,7 +324,7 @@ it('a course that starts tomorrow: Start All is disabled with a tooltip saying w
 
   // The course step with its messages, checked for accessibility too.
   await teacher.setViewportSize({ width: 1280, height: 900 });
-  await teacher.goto(`${server.base}/setup`);
+  await teacher.goto(`${t.server.base}/setup`);
   await teacher.getByLabel('Country', { exact: true }).selectOption({ label: 'Germany' });
   await teacher.getByRole('button', { name: 'Confirm Country' }).click();
   await teacher.getByRole('radio', { name: /Unity Engine/ }).check();
@@ -340,10 +337,10 @@ it('a course that starts tomorrow: Start All is disabled with a tooltip saying w
   await details.getByText('The end date cannot be before the start date.').waitFor();
   expect(await seriousViolations(teacher)).toEqual([]);
 
-  const refused = await fetch(`${server.base}/v1/pack/start`, {
+  const refused = await fetch(`${t.server.base}/v1/pack/start`, {
     method: 'POST',
     headers: { idtoken: token, 'content-type': 'application/json' },
-    body: JSON.stringify({ packId: (await api(server.base, 'GET', '/v1/user/wallet/balance', token)).balance[0].packId }),
+    body: JSON.stringify({ packId: (await api(t.server.base, 'GET', '/v1/user/wallet/balance', token)).balance[0].packId }),
   });
   expect(refused.status).toBe(409);
 });

@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
-import { ARTIFACTS, launchBrowser, startServer, uniqueEmail, type RunningServer } from '../harness';
+import type { Locator, Page } from 'playwright-core';
+import { ARTIFACTS, uniqueEmail } from '../harness';
+import { useServerAndBrowser } from './suite-helpers';
 import { loginWithPopup, seedUser, solveCaptcha } from './auth-helpers';
 import { decodeQuotedPrintable, startInbox, type Inbox, type ReceivedMail } from '../inbox';
 
@@ -11,24 +12,15 @@ const CONTACT_TO = 'sales-desk@example.org';
 const SUPPORT_TO = 'help-desk@example.org';
 const AXE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../node_modules/axe-core/axe.min.js');
 
-let server: RunningServer;
-let browser: Browser;
 let inbox: Inbox;
-const contexts: BrowserContext[] = [];
 
 beforeAll(async () => {
   inbox = await startInbox(decodeQuotedPrintable);
-  [server, browser] = await Promise.all([
-    startServer({ SMTP_URL: inbox.url, CONTACT_TO, SUPPORT_TO }),
-    launchBrowser(),
-  ]);
 });
 afterAll(async () => {
-  await Promise.all(contexts.map((c) => c.close()));
-  await browser?.close();
-  await server?.close();
   await inbox?.close();
 });
+const t = useServerAndBrowser(() => ({ SMTP_URL: inbox.url, CONTACT_TO, SUPPORT_TO }));
 
 /** Screenshot of what the visitor sees (the popup over the page), under test-results/. */
 async function snap(page: Page, name: string): Promise<void> {
@@ -37,8 +29,7 @@ async function snap(page: Page, name: string): Promise<void> {
 }
 
 async function newPage(width = 1440): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width, height: 900 }, bypassCSP: true });
-  contexts.push(context);
+  const context = await t.newContext({ viewport: { width, height: 900 }, bypassCSP: true });
   return context.newPage();
 }
 
@@ -74,7 +65,7 @@ const submit = (dialog: Locator) => dialog.getByRole('button', { name: 'Submit',
 describe('Contact Us and Contact Support popups', () => {
   it('validates every field and the captcha, then delivers to CONTACT_TO', async () => {
     const page = await newPage(1440);
-    await page.goto(server.base + '/');
+    await page.goto(t.server.base + '/');
     const dialog = await openContactUs(page);
     await submit(dialog);
     const name = dialog.getByLabel('Name', { exact: true });
@@ -111,7 +102,7 @@ describe('Contact Us and Contact Support popups', () => {
 
   it('sends Contact Support from the FAQ page to SUPPORT_TO', async () => {
     const page = await newPage(375);
-    await page.goto(server.base + '/faqs');
+    await page.goto(t.server.base + '/faqs');
     await page.getByRole('button', { name: 'Contact Support', exact: true }).click();
     const dialog = page.getByRole('dialog', { name: 'Contact Support' });
     await dialog.waitFor({ timeout: 15_000 });
@@ -127,7 +118,7 @@ describe('Contact Us and Contact Support popups', () => {
 
   it("shows the server's message when the form is refused", async () => {
     const page = await newPage(1440);
-    await page.goto(server.base + '/about');
+    await page.goto(t.server.base + '/about');
     await page.getByRole('contentinfo').getByRole('button', { name: 'Contact Us', exact: true }).click();
     const dialog = page.getByRole('dialog', { name: 'Contact Us' });
     await dialog.waitFor({ timeout: 15_000 });
@@ -143,7 +134,7 @@ describe('Contact Us and Contact Support popups', () => {
 
   it('shows the network-failure text when the request fails', async () => {
     const page = await newPage(375);
-    await page.goto(server.base + '/');
+    await page.goto(t.server.base + '/');
     await page.route('**/v1/contact', (route) => route.abort('failed'));
     await page.getByRole('banner').getByRole('button', { name: 'Open menu' }).click();
     const dialog = await openContactUs(page);
@@ -157,7 +148,7 @@ describe('Contact Us and Contact Support popups', () => {
 
   it('is keyboard-operable, traps focus and has no serious axe violations', async () => {
     const page = await newPage(1440);
-    await page.goto(server.base + '/');
+    await page.goto(t.server.base + '/');
     const opener = page.getByRole('banner').getByRole('button', { name: 'Contact Us', exact: true }).first();
     await opener.focus();
     await page.keyboard.press('Enter');
@@ -185,10 +176,10 @@ describe('Contact Us and Contact Support popups', () => {
 
   it('hides name and e-mail for a signed-in user and sends the account’s', async () => {
     const account = { name: 'Grace Hopper', email: uniqueEmail('grace'), password: 'compiler42' };
-    await seedUser(server.base, account);
+    await seedUser(t.server.base, account);
     const page = await newPage(1440);
-    await loginWithPopup(page, server.base, account.email, account.password);
-    await page.goto(server.base + '/');
+    await loginWithPopup(page, t.server.base, account.email, account.password);
+    await page.goto(t.server.base + '/');
     const dialog = await openContactUs(page);
     await dialog.getByLabel('Query', { exact: true }).waitFor();
     await expect(dialog.getByLabel('Name', { exact: true }).count()).resolves.toBe(0);

@@ -1,31 +1,20 @@
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
+import { expect, it } from 'vitest';
 import { lxdProjectFor } from '../../server/src/config';
-import { downloadedBytes, launchBrowser, snap, startServer, type RunningServer } from '../harness';
+import { downloadedBytes, snap } from '../harness';
+import { useServerAndBrowser } from './suite-helpers';
 import { api, buyer, connectHref, waitOnline } from './connect-helpers';
 
-let server: RunningServer;
-let browser: Browser;
-beforeAll(async () => {
-  // Request logs too: a failure shows what the server answered to the transfers.
-  [server, browser] = await Promise.all([startServer({ LOG_LEVEL: 'info' }), launchBrowser()]);
-}, 900_000);
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
-afterEach((ctx) => {
-  if (ctx.task.result?.state === 'fail') console.log('SERVER OUTPUT\n' + server.output().slice(-20_000));
-});
+// Request logs too: a failure shows what the server answered to the transfers.
+const t = useServerAndBrowser({ LOG_LEVEL: 'info' }, { setupTimeout: 900_000, outputChars: 20_000 });
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 /** A shell command in the machine's desktop as its user (the test's view from the host, as root). */
 function inDesktop(machineId: string, script: string): string {
-  const project = lxdProjectFor(path.resolve(server.dataDir));
+  const project = lxdProjectFor(path.resolve(t.server.dataDir));
   return execFileSync('lxc', ['exec', `hd-${machineId}`, '--project', project, '--user', '1000', '--group', '1000', '--env', 'HOME=/home/user', '--cwd', '/home/user', '--', 'bash', '-c', script], {
     encoding: 'utf8',
     timeout: 30_000,
@@ -33,11 +22,11 @@ function inDesktop(machineId: string, script: string): string {
 }
 
 it('a 5 MB file picked in the Files panel has the same sha256 in ~/Uploads; a dropped one lands too; a file made in the desktop downloads with the same sha256', async () => {
-  const b = await buyer(browser, server.base, 'Files Tester', 'vnc');
-  await api(server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId });
-  await waitOnline(server.base, b.token, b.machineId, 600_000); // a busy host takes its time
+  const b = await buyer(t.browser, t.server.base, 'Files Tester', 'vnc');
+  await api(t.server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId });
+  await waitOnline(t.server.base, b.token, b.machineId, 600_000); // a busy host takes its time
   const tab = await b.context.newPage();
-  await tab.goto(connectHref(server.base, b.machineId, b.machineName));
+  await tab.goto(connectHref(t.server.base, b.machineId, b.machineName));
   await tab.locator('main[data-phase="connected"]').waitFor({ timeout: 90_000 });
 
   // Upload: pick a 5 MB file; its progress ends with where it went, and the desktop has the same bytes.

@@ -4,8 +4,9 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import * as OTPAuth from 'otpauth';
-import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, snap, startServer, uniqueEmail, type RunningServer } from '../harness';
+import type { Page } from 'playwright-core';
+import { snap, uniqueEmail } from '../harness';
+import { useServerAndBrowser } from './suite-helpers';
 import { startIdp, type TestIdp } from '../../server/test/oidc-idp';
 import { avatarText, header, logoutWithMenu, openFromHeader, seedUser } from './auth-helpers';
 import { payOnCheckout, PAYING_CARD } from './buy-helpers';
@@ -22,16 +23,12 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const run = promisify(execFile);
 const SCHOOL = 'Springfield High';
 
-let server: RunningServer;
-let browser: Browser;
+const t = useServerAndBrowser();
 let idp: TestIdp;
 beforeAll(async () => {
-  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-  idp = await startIdp({ redirectUri: `${server.base}/v1/auth/sso/callback` });
-}, 300_000);
+  idp = await startIdp({ redirectUri: `${t.server.base}/v1/auth/sso/callback` });
+});
 afterAll(async () => {
-  await browser?.close();
-  await server?.close();
   await idp?.close();
 });
 
@@ -47,7 +44,7 @@ async function fetchJson(method: string, route: string, o: { token?: string; coo
   if (o.token) headers.idtoken = o.token;
   if (o.cookie) headers.cookie = `hd_session=${o.cookie}`;
   if (o.body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${server.base}${route}`, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) });
+  const res = await fetch(`${t.server.base}${route}`, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) });
   const cookie = /hd_session=([^;]+)/.exec(res.headers.getSetCookie().join('\n'))?.[1];
   return { status: res.status, body: (await res.json().catch(() => undefined)) as any, cookie };
 }
@@ -58,7 +55,7 @@ async function fetchJson(method: string, route: string, o: { token?: string; coo
  */
 async function operatorCookie(): Promise<string> {
   const email = uniqueEmail('operator');
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'create-admin', email, 'Olga Operator'], { cwd: ROOT, env: server.env });
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'create-admin', email, 'Olga Operator'], { cwd: ROOT, env: t.server.env });
   const password = /Password: (\S+)/.exec(stdout)![1]!;
   let { body: session } = await fetchJson('POST', '/v1/auth/login', { body: { email, password } });
   const status = await fetchJson('GET', '/v1/user/totp', { token: session.accessToken });
@@ -76,7 +73,7 @@ async function operatorCookie(): Promise<string> {
 }
 
 async function newPage(): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const context = await t.browser.newContext({ viewport: { width: 1280, height: 900 } });
   return context.newPage();
 }
 
@@ -89,7 +86,7 @@ async function continueWithSchool(page: Page, dialogName: 'Login' | 'Sign Up', a
     await page.getByLabel('School account').fill(account);
     await page.getByRole('button', { name: 'Sign in' }).click();
   }
-  await page.waitForURL(`${server.base}/dashboard`, { timeout: 20_000 });
+  await page.waitForURL(`${t.server.base}/dashboard`, { timeout: 20_000 });
   // Signed in: the header's account menu (its code loads on demand; slow on a loaded machine).
   await header(page).getByRole('button', { name: /^Account menu/ }).waitFor({ timeout: 30_000 });
 }
@@ -98,12 +95,12 @@ it('an operator adds the school in the console; a student signs up with it and l
   // The operator's console: Single sign-on → Add identity provider.
   const operator = await newPage();
   await operator.context().addCookies([
-    { name: 'hd_session', value: await operatorCookie(), url: `${server.base}/v1/auth` },
-    { name: 'hd_signed_in', value: '1', url: server.base },
+    { name: 'hd_session', value: await operatorCookie(), url: `${t.server.base}/v1/auth` },
+    { name: 'hd_signed_in', value: '1', url: t.server.base },
   ]);
-  await operator.goto(`${server.base}/admin/sso`);
+  await operator.goto(`${t.server.base}/admin/sso`);
   await operator.getByRole('heading', { level: 2, name: 'Single sign-on' }).waitFor({ timeout: 20_000 });
-  await operator.getByText(`${server.base}/v1/auth/sso/callback`).waitFor();
+  await operator.getByText(`${t.server.base}/v1/auth/sso/callback`).waitFor();
   await operator.getByRole('button', { name: 'Add identity provider' }).click();
   const form = operator.getByRole('dialog', { name: 'Add identity provider' });
   await form.getByLabel(/School name/).fill(SCHOOL);
@@ -122,7 +119,7 @@ it('an operator adds the school in the console; a student signs up with it and l
   const email = `lisa-${Date.now()}@springfield.edu`;
   const lisa = schoolAccount(email, 'Lisa Simpson');
   const page = await newPage();
-  await page.goto(server.base);
+  await page.goto(t.server.base);
   const signup = await openFromHeader(page, 'Sign Up');
   await signup.getByRole('link', { name: `Continue with ${SCHOOL}` }).waitFor({ timeout: 20_000 });
   await snap(page, 'sso-03-signup-popup');
@@ -131,7 +128,7 @@ it('an operator adds the school in the console; a student signs up with it and l
   await snap(page, 'sso-04-signed-up');
 
   // Logged out, then in again with the same button: the same account.
-  await logoutWithMenu(page, server.base);
+  await logoutWithMenu(page, t.server.base);
   await openFromHeader(page, 'Login');
   await snap(page, 'sso-05-login-popup');
   await continueWithSchool(page, 'Login', lisa);
@@ -144,13 +141,13 @@ it('an operator adds the school in the console; a student signs up with it and l
 it('a student on a roster who never had an account signs in with the school and sees the course at once', { timeout: 240_000 }, async () => {
   // An instructor with a paid course whose student list names the student's school address.
   const instructor = { name: 'Edna Krabappel', email: uniqueEmail('instructor'), password: 'classroom42' };
-  await seedUser(server.base, instructor);
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'grant', instructor.email, 'instructor'], { cwd: ROOT, env: server.env });
+  await seedUser(t.server.base, instructor);
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'grant', instructor.email, 'instructor'], { cwd: ROOT, env: t.server.env });
   expect(stdout).toContain('now has the instructor claim');
-  const { accessToken: token } = await api(server.base, 'POST', '/v1/auth/login', undefined, { email: instructor.email, password: instructor.password });
+  const { accessToken: token } = await api(t.server.base, 'POST', '/v1/auth/login', undefined, { email: instructor.email, password: instructor.password });
   const course = { Platform: 'Unreal Engine', VMs: 1, StartAt: Date.now() - 60_000, ExpiresAt: Date.now() + 7 * 86_400_000, Region: 'DE' };
-  const { prices } = await api(server.base, 'POST', '/v1/pack/cost', token, course);
-  const { url } = await api(server.base, 'POST', '/v1/pack/recharge', token, { ...course, TotalHours: 10, Price: prices['10'], success_url: `${server.base}/success`, cancel_url: `${server.base}/failed` });
+  const { prices } = await api(t.server.base, 'POST', '/v1/pack/cost', token, course);
+  const { url } = await api(t.server.base, 'POST', '/v1/pack/recharge', token, { ...course, TotalHours: 10, Price: prices['10'], success_url: `${t.server.base}/success`, cancel_url: `${t.server.base}/failed` });
   const checkout = await newPage();
   await checkout.goto(url);
   await payOnCheckout(checkout, PAYING_CARD);
@@ -158,18 +155,18 @@ it('a student on a roster who never had an account signs in with the school and 
   await checkout.context().close();
   let packId = '';
   for (let i = 0; i < 60 && !packId; i++) {
-    packId = (await api(server.base, 'GET', '/v1/user/wallet/balance', token)).balance[0]?.packId ?? '';
+    packId = (await api(t.server.base, 'GET', '/v1/user/wallet/balance', token)).balance[0]?.packId ?? '';
     if (!packId) await new Promise((r) => setTimeout(r, 500));
   }
   const bart = `bart-${Date.now()}@springfield.edu`;
   const fd = new FormData();
   fd.append('packId', packId);
   fd.append('attachment', new Blob([`${bart}\n`]), 'students.txt');
-  expect((await fetch(`${server.base}/v1/pack/emails`, { method: 'POST', headers: { idtoken: token }, body: fd })).status).toBe(200);
+  expect((await fetch(`${t.server.base}/v1/pack/emails`, { method: 'POST', headers: { idtoken: token }, body: fd })).status).toBe(200);
 
   // The student: Login → Continue with Springfield High → the course, with Connect (no e-mail link to open first).
   const page = await newPage();
-  await page.goto(`${server.base}/?login=1`);
+  await page.goto(`${t.server.base}/?login=1`);
   await page.getByRole('dialog', { name: 'Login' }).waitFor({ timeout: 20_000 });
   await continueWithSchool(page, 'Login', schoolAccount(bart, 'Bart Simpson'));
   await page.getByRole('article').getByRole('button', { name: 'Connect' }).waitFor({ timeout: 20_000 });
@@ -180,14 +177,14 @@ it('a student on a roster who never had an account signs in with the school and 
 
 it('a school account outside the allowed domains is refused, and the Login popup says why', { timeout: 120_000 }, async () => {
   const page = await newPage();
-  await page.goto(server.base);
+  await page.goto(t.server.base);
   await openFromHeader(page, 'Login');
   const dialog = page.getByRole('dialog', { name: 'Login' });
   await dialog.getByRole('link', { name: `Continue with ${SCHOOL}` }).click();
   await page.waitForURL((url) => url.origin === idp.issuer, { timeout: 20_000 });
   await page.getByLabel('School account').fill(schoolAccount(`milhouse-${Date.now()}@shelbyville.edu`, 'Milhouse'));
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL(`${server.base}/`, { timeout: 20_000 }).catch(() => undefined);
+  await page.waitForURL(`${t.server.base}/`, { timeout: 20_000 }).catch(() => undefined);
   await snap(page, 'sso-07-refused');
   await page.getByRole('dialog', { name: 'Login' }).getByRole('alert').filter({ hasText: 'Your e-mail address is not one this school sign-in accepts.' }).waitFor({ timeout: 30_000 });
   expect(new URL(page.url()).search).toBe('');

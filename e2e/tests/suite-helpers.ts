@@ -2,12 +2,20 @@ import { afterAll, afterEach, beforeAll } from 'vitest';
 import type { Browser, BrowserContext, BrowserContextOptions } from 'playwright-core';
 import { launchBrowser, startServer, type RunningServer } from '../harness';
 
+type Env = Record<string, string>;
+
 /**
  * A file's server and browser, started before its tests and closed after them with every context the tests opened
  * (`newContext`): `const t = useServerAndBrowser();`, then `t.server.base`, `t.browser`. A failed test prints the end
- * of the server's output.
+ * of the server's output (its last `outputChars`, 6,000 unless told). `env` may be a function, called in the
+ * `beforeAll` that starts the server, for an address known only once something the file starts first is up:
+ * `beforeAll` the inbox, then `useServerAndBrowser(() => ({ SMTP_URL: inbox.url }))`. `setupTimeout` is that
+ * `beforeAll`'s (the config's hookTimeout unless told).
  */
-export function useServerAndBrowser(env: Record<string, string> = {}) {
+export function useServerAndBrowser(
+  env: Env | (() => Env | Promise<Env>) = {},
+  { setupTimeout, outputChars = 6000 }: { setupTimeout?: number; outputChars?: number } = {},
+) {
   const t = {
     server: undefined as unknown as RunningServer,
     browser: undefined as unknown as Browser,
@@ -19,10 +27,11 @@ export function useServerAndBrowser(env: Record<string, string> = {}) {
     },
   };
   beforeAll(async () => {
-    [t.server, t.browser] = await Promise.all([startServer(env), launchBrowser()]);
-  });
+    const serverEnv = typeof env === 'function' ? await env() : env;
+    [t.server, t.browser] = await Promise.all([startServer(serverEnv), launchBrowser()]);
+  }, setupTimeout);
   afterEach((ctx) => {
-    if (ctx.task.result?.state === 'fail') console.log('SERVER OUTPUT\n' + t.server?.output().slice(-6000));
+    if (ctx.task.result?.state === 'fail') console.log('SERVER OUTPUT\n' + t.server?.output().slice(-outputChars));
   });
   afterAll(async () => {
     await Promise.all(t.contexts.map((c) => c.close()));

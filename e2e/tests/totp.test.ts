@@ -2,9 +2,10 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchBrowser, snap, startServer, uniqueEmail, type RunningServer } from '../harness';
+import { expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { snap, uniqueEmail } from '../harness';
+import { useServerAndBrowser } from './suite-helpers';
 import { alertText, header, loginWithPopup, logoutWithMenu, openFromHeader, seedUser, seriousViolations } from './auth-helpers';
 import { apiOf, confirmSetup, enrolInConsole, freshCode } from './operator-helpers';
 
@@ -17,27 +18,16 @@ import { apiOf, confirmSetup, enrolInConsole, freshCode } from './operator-helpe
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const run = promisify(execFile);
 
-let server: RunningServer;
-let browser: Browser;
-const contexts: BrowserContext[] = [];
-beforeAll(async () => {
-  [server, browser] = await Promise.all([startServer(), launchBrowser()]);
-}, 300_000);
-afterAll(async () => {
-  await Promise.all(contexts.map((c) => c.close()));
-  await browser?.close();
-  await server?.close();
-});
+const t = useServerAndBrowser();
 
 async function newPage(): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true }); // axe-core is injected
-  contexts.push(context);
+  const context = await t.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true }); // axe-core is injected
   return context.newPage();
 }
 
 /** Login popup: e-mail and password; answers the dialog, now at the code step. */
 async function passwordStep(page: Page, email: string, password: string) {
-  await page.goto(`${server.base}/`);
+  await page.goto(`${t.server.base}/`);
   const dialog = await openFromHeader(page, 'Login');
   await dialog.getByLabel('Email', { exact: true }).fill(email);
   await dialog.getByLabel('Password', { exact: true }).fill(password);
@@ -49,10 +39,10 @@ async function passwordStep(page: Page, email: string, password: string) {
 
 it('turns on two-factor sign-in from Account Details, logs in with a code, and a recovery code works once', async () => {
   const account = { name: 'Tess Totp', email: uniqueEmail('totp'), password: 'two-factor-1' };
-  await seedUser(server.base, account);
+  await seedUser(t.server.base, account);
   const page = await newPage();
-  await loginWithPopup(page, server.base, account.email, account.password);
-  await page.goto(`${server.base}/profile`);
+  await loginWithPopup(page, t.server.base, account.email, account.password);
+  await page.goto(`${t.server.base}/profile`);
   const section = page.getByRole('region', { name: 'Two-factor sign-in' });
   await section.getByText(/^Off\./).waitFor({ timeout: 15_000 });
   await section.getByRole('button', { name: 'Turn on' }).click();
@@ -68,7 +58,7 @@ it('turns on two-factor sign-in from Account Details, logs in with a code, and a
   await snap(page, 'totp-profile-on');
 
   // Log in again: the password, then the code.
-  await logoutWithMenu(page, server.base);
+  await logoutWithMenu(page, t.server.base);
   let codeStep = await passwordStep(page, account.email, account.password);
   await codeStep.getByLabel('Authentication code').fill('000000');
   await codeStep.getByRole('button', { name: 'Verify' }).click();
@@ -77,51 +67,51 @@ it('turns on two-factor sign-in from Account Details, logs in with a code, and a
   await snap(page, 'totp-login-code');
   await codeStep.getByLabel('Authentication code').fill(await freshCode(secret, at));
   await codeStep.getByRole('button', { name: 'Verify' }).click();
-  await page.waitForURL(`${server.base}/dashboard`, { timeout: 15_000 });
+  await page.waitForURL(`${t.server.base}/dashboard`, { timeout: 15_000 });
 
   // A recovery code signs in once.
   for (const [code, works] of [[recoveryCodes[0]!, true], [recoveryCodes[0]!, false], [recoveryCodes[1]!, true]] as const) {
-    await logoutWithMenu(page, server.base);
+    await logoutWithMenu(page, t.server.base);
     codeStep = await passwordStep(page, account.email, account.password);
     await codeStep.getByRole('button', { name: 'Use a recovery code' }).click();
     await codeStep.getByLabel('Recovery code').fill(code);
     await codeStep.getByRole('button', { name: 'Verify' }).click();
-    if (works) await page.waitForURL(`${server.base}/dashboard`, { timeout: 15_000 });
+    if (works) await page.waitForURL(`${t.server.base}/dashboard`, { timeout: 15_000 });
     else expect(await alertText(codeStep)).toBe('That code did not work. Check your authenticator app and try again.');
     if (!works) {
       await codeStep.getByLabel('Recovery code').fill(recoveryCodes[1]!);
       await codeStep.getByRole('button', { name: 'Verify' }).click();
-      await page.waitForURL(`${server.base}/dashboard`, { timeout: 15_000 });
+      await page.waitForURL(`${t.server.base}/dashboard`, { timeout: 15_000 });
       break;
     }
   }
-  await page.goto(`${server.base}/profile`);
+  await page.goto(`${t.server.base}/profile`);
   await section.getByText(/8 of 10 recovery codes left\./).waitFor({ timeout: 15_000 });
 
   // An SSO sign-in that needs the code lands on /?login=1&mfa=<challenge>: the popup opens at the code step.
-  await logoutWithMenu(page, server.base);
-  const login = await apiOf(server.base)('POST', '/v1/auth/login', undefined, { email: account.email, password: account.password });
+  await logoutWithMenu(page, t.server.base);
+  const login = await apiOf(t.server.base)('POST', '/v1/auth/login', undefined, { email: account.email, password: account.password });
   expect(login.body).toMatchObject({ mfaRequired: true });
-  await page.goto(`${server.base}/?login=1&mfa=${login.body.challenge}`);
+  await page.goto(`${t.server.base}/?login=1&mfa=${login.body.challenge}`);
   codeStep = page.getByRole('dialog', { name: 'Two-factor sign-in' });
   await codeStep.waitFor({ timeout: 15_000 });
-  expect(page.url()).toBe(`${server.base}/`); // the challenge leaves the address bar
+  expect(page.url()).toBe(`${t.server.base}/`); // the challenge leaves the address bar
   await codeStep.getByRole('button', { name: 'Use a recovery code' }).click();
   await codeStep.getByLabel('Recovery code').fill(recoveryCodes[2]!);
   await codeStep.getByRole('button', { name: 'Verify' }).click();
-  await page.waitForURL(`${server.base}/dashboard`, { timeout: 15_000 });
+  await page.waitForURL(`${t.server.base}/dashboard`, { timeout: 15_000 });
 }, 300_000);
 
 it('the first admin changes the generated password and enrols before the console shows anything; later sign-ins need the code', async () => {
   const email = uniqueEmail('first-admin');
   // `npm run admin -- create-admin` beside the running server (the CLI finds it through DATA_DIR).
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'create-admin', email, 'Fiona First'], { cwd: ROOT, env: server.env });
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'create-admin', email, 'Fiona First'], { cwd: ROOT, env: t.server.env });
   const generated = /Password: (\S+)/.exec(stdout)![1]!;
   const page = await newPage();
-  await loginWithPopup(page, server.base, email, generated);
+  await loginWithPopup(page, t.server.base, email, generated);
   await header(page).getByRole('button', { name: /^Account menu/ }).click();
   await page.getByRole('menuitem', { name: 'Operator Console' }).click();
-  await page.waitForURL(`${server.base}/admin`, { timeout: 15_000 });
+  await page.waitForURL(`${t.server.base}/admin`, { timeout: 15_000 });
 
   // Step 1: the generated password must change; no console section, no data.
   await page.getByRole('heading', { level: 2, name: 'Change your password' }).waitFor({ timeout: 15_000 });
@@ -143,16 +133,16 @@ it('the first admin changes the generated password and enrols before the console
   await snap(page, 'totp-console-enrol-step');
   const { secret, at } = await enrolInConsole(page);
   await page.getByRole('heading', { level: 2, name: 'Users' }).waitFor({ timeout: 15_000 });
-  await page.waitForURL(`${server.base}/admin/users`, { timeout: 15_000 });
+  await page.waitForURL(`${t.server.base}/admin/users`, { timeout: 15_000 });
   await page.getByRole('navigation', { name: 'Console sections' }).waitFor();
 
   // Signed out and in again: the code step, then the console at once; the sign-ins are in the audit log.
-  await logoutWithMenu(page, server.base);
+  await logoutWithMenu(page, t.server.base);
   const codeStep = await passwordStep(page, email, 'first-admin-2026');
   await codeStep.getByLabel('Authentication code').fill(await freshCode(secret, at));
   await codeStep.getByRole('button', { name: 'Verify' }).click();
-  await page.waitForURL(`${server.base}/dashboard`, { timeout: 15_000 });
-  await page.goto(`${server.base}/admin/audit`);
+  await page.waitForURL(`${t.server.base}/dashboard`, { timeout: 15_000 });
+  await page.goto(`${t.server.base}/admin/audit`);
   await page.getByRole('heading', { level: 2, name: 'Audit log' }).waitFor({ timeout: 15_000 });
   const signIns = page.getByRole('row').filter({ hasText: 'auth.sign-in' }).filter({ hasText: email });
   await expect.poll(() => signIns.count(), { timeout: 15_000 }).toBeGreaterThanOrEqual(2);

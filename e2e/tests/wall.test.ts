@@ -3,9 +3,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { lxdProjectFor } from '../../server/src/config';
-import { launchBrowser, snap, startServer, uniqueEmail, type RunningServer } from '../harness';
+import { snap, uniqueEmail } from '../harness';
+import { useServerAndBrowser } from './suite-helpers';
 import { startInbox, type Inbox } from '../inbox';
 import { mailedLink, seedUser, type Account } from './auth-helpers';
 import { payOnCheckout, PAYING_CARD } from './buy-helpers';
@@ -23,34 +24,30 @@ import { raiseTerminal } from '../desktops';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const run = promisify(execFile);
 
-let server: RunningServer;
-let browser: Browser;
 let inbox: Inbox;
 beforeAll(async () => {
   inbox = await startInbox();
-  [server, browser] = await Promise.all([startServer({ SMTP_URL: inbox.url }), launchBrowser()]);
-}, 300_000); // the first start on a host shared with other test runs (LXD project, PGlite migrations)
+});
 afterAll(async () => {
-  await browser?.close();
-  await server?.close();
   await inbox?.close();
 });
+const t = useServerAndBrowser(() => ({ SMTP_URL: inbox.url }));
 
 /**
  * A signed-in browser context: the login call made with the context's own cookie jar (the login popup has its own
  * tests; on a host this busy its lazily loaded code alone can outlast their timeouts).
  */
 async function signIn(account: Account): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const context = await t.browser.newContext({ viewport: { width: 1280, height: 900 } });
   await preferTransport(context, 'vnc');
-  const res = await context.request.post(`${server.base}/v1/auth/login`, { data: { email: account.email, password: account.password } });
+  const res = await context.request.post(`${t.server.base}/v1/auth/login`, { data: { email: account.email, password: account.password } });
   expect(res.status()).toBe(200);
   return context.newPage();
 }
 
 /** As root on this host (the test's side): a command inside the machine's instance as the desktop's user. */
 function inDesktop(machineId: string, argv: string[]): string {
-  return execFileSync('lxc', ['exec', `hd-${machineId}`, '--project', lxdProjectFor(path.resolve(server.dataDir)), '--user', '1000', '--group', '1000',
+  return execFileSync('lxc', ['exec', `hd-${machineId}`, '--project', lxdProjectFor(path.resolve(t.server.dataDir)), '--user', '1000', '--group', '1000',
     '--env', 'HOME=/home/user', '--env', 'DISPLAY=:0', '--env', 'XAUTHORITY=/run/hyperdesk/xauth', '--', ...argv], { encoding: 'utf8', timeout: 20_000 });
 }
 
@@ -78,24 +75,24 @@ it('wall: thumbnails per running seat, raised hand, live watch, take-over typed 
   const instructor = { name: 'Wanda Wall', email: uniqueEmail('wall-instructor'), password };
   const student = { name: 'Sam Student', email: uniqueEmail('wall-student'), password };
   const outsider = { name: 'Otto Outsider', email: uniqueEmail('wall-outsider'), password };
-  for (const a of [instructor, student, outsider]) await seedUser(server.base, a);
-  await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'grant', instructor.email, 'instructor'], { cwd: ROOT, env: server.env });
-  const login = async (a: Account) => (await api(server.base, 'POST', '/v1/auth/login', undefined, { email: a.email, password: a.password })).accessToken as string;
+  for (const a of [instructor, student, outsider]) await seedUser(t.server.base, a);
+  await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'grant', instructor.email, 'instructor'], { cwd: ROOT, env: t.server.env });
+  const login = async (a: Account) => (await api(t.server.base, 'POST', '/v1/auth/login', undefined, { email: a.email, password: a.password })).accessToken as string;
   const token = await login(instructor);
 
   // A started course of 2 machines, paid on the hosted checkout; the student is on its list and verified.
   const course = { Platform: 'Unreal Engine', VMs: 2, StartAt: Date.now() - 60_000, ExpiresAt: Date.now() + 7 * 86_400_000, Region: 'DE' };
-  const { prices } = await api(server.base, 'POST', '/v1/pack/cost', token, course);
-  const { url } = await api(server.base, 'POST', '/v1/pack/recharge', token, { ...course, TotalHours: 10, Price: prices['10'], success_url: `${server.base}/success`, cancel_url: `${server.base}/failed` });
+  const { prices } = await api(t.server.base, 'POST', '/v1/pack/cost', token, course);
+  const { url } = await api(t.server.base, 'POST', '/v1/pack/recharge', token, { ...course, TotalHours: 10, Price: prices['10'], success_url: `${t.server.base}/success`, cancel_url: `${t.server.base}/failed` });
   const teacher = await signIn(instructor);
   await teacher.goto(url, { timeout: 60_000 });
   await payOnCheckout(teacher, PAYING_CARD);
   await teacher.waitForURL(/\/success\?orderId=/, { timeout: 30_000 });
-  const packId: string = (await api(server.base, 'GET', '/v1/user/wallet/balance', token)).balance[0].packId;
+  const packId: string = (await api(t.server.base, 'GET', '/v1/user/wallet/balance', token)).balance[0].packId;
   const fd = new FormData();
   fd.append('packId', packId);
   fd.append('attachment', new Blob([student.email]), 'students.txt');
-  expect((await fetch(`${server.base}/v1/pack/emails`, { method: 'POST', headers: { idtoken: token }, body: fd })).status).toBe(200);
+  expect((await fetch(`${t.server.base}/v1/pack/emails`, { method: 'POST', headers: { idtoken: token }, body: fd })).status).toBe(200);
   const pupil = await signIn(student);
   await pupil.goto(await mailedLink(inbox, student.email, '/verify-email'));
   await pupil.getByRole('heading', { level: 1, name: 'E-mail address verified' }).waitFor({ timeout: 20_000 });
@@ -103,22 +100,22 @@ it('wall: thumbnails per running seat, raised hand, live watch, take-over typed 
 
   // Nobody but the course's instructor reads the wall or its stream (404), and input without a take-over is refused.
   for (const who of [studentToken, await login(outsider)]) {
-    expect((await fetch(`${server.base}/v1/wall/course/${packId}`, { headers: { idtoken: who } })).status).toBe(404);
-    expect((await fetch(`${server.base}/v1/wall/course/${packId}/stream`, { headers: { idtoken: who } })).status).toBe(404);
+    expect((await fetch(`${t.server.base}/v1/wall/course/${packId}`, { headers: { idtoken: who } })).status).toBe(404);
+    expect((await fetch(`${t.server.base}/v1/wall/course/${packId}/stream`, { headers: { idtoken: who } })).status).toBe(404);
   }
 
   // Start All (the dashboard's button has its own tests), then the student connects from their dashboard (VNC: the
   // desktop keeps its full size). A start that timed out on a busy host is asked again, as an instructor would.
-  const entry = async () => (await api(server.base, 'GET', '/v1/user/wallet/balance', token)).balance[0];
-  await api(server.base, 'POST', '/v1/pack/start', token, { packId });
+  const entry = async () => (await api(t.server.base, 'GET', '/v1/user/wallet/balance', token)).balance[0];
+  await api(t.server.base, 'POST', '/v1/pack/start', token, { packId });
   await expect.poll(async () => {
     const e = await entry();
-    if (e.seats.some((x: { instanceStatus: string }) => x.instanceStatus === 'offline')) await fetch(`${server.base}/v1/pack/start`, { method: 'POST', headers: { idtoken: token, 'content-type': 'application/json' }, body: JSON.stringify({ packId }) });
+    if (e.seats.some((x: { instanceStatus: string }) => x.instanceStatus === 'offline')) await fetch(`${t.server.base}/v1/pack/start`, { method: 'POST', headers: { idtoken: token, 'content-type': 'application/json' }, body: JSON.stringify({ packId }) });
     return e.seats.filter((x: { instanceStatus: string }) => x.instanceStatus === 'online').length;
   }, { timeout: 900_000, interval: 3_000 }).toBe(2); // a new instance's first start remaps its files: minutes on a busy host
-  await teacher.goto(`${server.base}/dashboard`);
+  await teacher.goto(`${t.server.base}/dashboard`);
   const card = teacher.getByRole('article');
-  await pupil.goto(`${server.base}/dashboard`);
+  await pupil.goto(`${t.server.base}/dashboard`);
   const connect = pupil.getByRole('article').getByRole('button', { name: 'Connect' });
   await expect.poll(() => connect.getAttribute('aria-disabled'), { timeout: 60_000 }).toBeNull();
   const [tab] = await Promise.all([pupil.context().waitForEvent('page'), connect.click()]);
@@ -135,7 +132,7 @@ it('wall: thumbnails per running seat, raised hand, live watch, take-over typed 
   const machineId = (await seat.getAttribute('data-machine'))!;
   await expect.poll(() => seat.getByTestId('wall-thumb').evaluate((img) => (img as HTMLImageElement).naturalWidth), { timeout: 30_000 }).toBe(224);
 
-  const input = (events: unknown[]) => fetch(`${server.base}/v1/wall/input`, { method: 'POST', headers: { idtoken: token, 'content-type': 'application/json' }, body: JSON.stringify({ machineId, events }) });
+  const input = (events: unknown[]) => fetch(`${t.server.base}/v1/wall/input`, { method: 'POST', headers: { idtoken: token, 'content-type': 'application/json' }, body: JSON.stringify({ machineId, events }) });
   const refused = await input([{ t: 'k', down: true, keysym: 0x61 }, { t: 'k', down: false, keysym: 0x61 }]);
   expect(refused.status).toBe(409);
   expect((await refused.json()).code).toBe('not-taken-over');
@@ -174,7 +171,7 @@ it('wall: thumbnails per running seat, raised hand, live watch, take-over typed 
   // The line is idempotent: typed again (on an emptied line) when a loaded host lost it, at most three times.
   await typeUntil({
     type: async (attempt) => {
-      if (attempt > 1) raiseTerminal(server, machineId); // a window mapped over the click point took the keys
+      if (attempt > 1) raiseTerminal(t.server, machineId); // a window mapped over the click point took the keys
       await teacher.mouse.click(box.x + (200 / 1920) * box.width, box.y + (300 / 1080) * box.height); // inside the xterm, left of where the file manager goes
       await teacher.keyboard.press('Control+U');
       await teacher.keyboard.type('echo taken-over-by-wall > ~/wall.txt', { delay: 20 });
