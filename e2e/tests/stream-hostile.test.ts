@@ -62,12 +62,18 @@ it('the agent refuses hostile input and signaling, survives, and streams and typ
     for (const s of held) dc.send(JSON.stringify({ t: 'k', s, d: true }));
     for (let i = 0; i < 20_000; i++) dc.send(JSON.stringify({ t: 'k', s: 0x1000100 + i, d: true }));
     const raw = [
+      // The messages' numbers (server/agent/inorder.py; first: the agent logs only its first few refusals): impossible
+      // ones, and more waiting than the agent holds (it gives up the gap: this tab's own numbers are then behind, until
+      // the reload's new channel).
+      '{"t":"k","s":97,"d":true,"seq":1e400}',
+      '{"t":"k","s":97,"d":true,"seq":7,"must":1e300}',
+      ...Array.from({ length: 300 }, (_, i) => JSON.stringify({ t: 'k', s: 97, d: false, seq: 10_000_001 + i, must: 10_000_000 + i })),
       '{"t":"m","x":1e400,"y":5}',
       '{"t":"size","w":1e400,"h":600}',
       '{"t":"size","w":-1e400,"h":NaN}',
       `{"t":"k","s":${'9'.repeat(5000)},"d":true}`,
       '{"t":"w","dy":-1e308,"dx":1e308}',
-      '{"t":"r","dx":1e19,"dy":-1e19}',
+      '{"t":"r","x":1e19,"y":-1e19}',
       '{"t":"b","b":1e30,"d":true}',
       '{"t":"quality","q":["high"]}',
       `${'['.repeat(20_000)}${']'.repeat(20_000)}`,
@@ -81,6 +87,8 @@ it('the agent refuses hostile input and signaling, survives, and streams and typ
   expect(sent).toBeGreaterThan(0);
   await expect.poll(log, { timeout: 20_000 }).toMatch(/input message dropped \(OverflowError|input message dropped \(ValueError/);
   await expect.poll(log, { timeout: 20_000 }).toContain('held keys at the limit');
+  await expect.poll(log, { timeout: 20_000 }).toContain('input message dropped (its number');
+  await expect.poll(log, { timeout: 20_000 }).toContain('input: gave up waiting for message');
 
   // Through the gateway: candidates naming the desktop itself, then a burst of renegotiations.
   await tab.evaluate(() => {

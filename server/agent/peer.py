@@ -26,6 +26,7 @@ from timing import FrameTiming  # noqa: E402
 from xinput import MAX_HELD  # noqa: E402
 from clipboard import Clipboard  # noqa: E402
 from desktopsize import fit  # noqa: E402
+from inorder import InOrder  # noqa: E402
 
 CPUS = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else (os.cpu_count() or 1)
 # Encoder threads = H.264 slices: Chrome's decoder has trouble with more than four.
@@ -33,6 +34,8 @@ THREADS = max(1, min(4, CPUS))
 # How long the browser waits for a retransmission before it asks for a keyframe (its own default is far longer).
 RTX_TIME_MS = 125
 PLAYOUT_EXT_ID = 5
+# The tab's sums of relative moves (inorder.py) stay far inside a float's exact integers.
+SUM_MAX = 2 ** 49
 # The H.264 level the encoder is held to (4.2: up to 1920×1080 at 60 fps): a fixed level lets the offer name the
 # stream's profile-level-id before the first frame (offered_caps).
 H264_LEVEL = '4.2'
@@ -102,7 +105,10 @@ class Peer:
         self.codec = codec
         self.channel = None
         self.closed = False
-        self.clipboard = Clipboard(lambda text: self.send_channel({'t': 'clip', 'text': text}))
+        self.clips_sent = 0
+        self.clipboard = Clipboard(self.send_clipboard)
+        self.order = InOrder(self.apply_checked, agent.log_fn)
+        self.moved = (0, 0)  # the tab's sums of relative moves, as last applied
         self.start = start
         self.started_at = time.monotonic()
         self.answered = False
@@ -168,7 +174,9 @@ class Peer:
         bus.add_signal_watch()
         bus.connect('message::error', self.on_error)
         self.pipe.set_state(Gst.State.READY)
-        self.channel = self.webrtc.emit('create-data-channel', 'input', None)
+        # Unordered (inorder.py): a lost packet holds back only itself; the messages' own numbers give the order.
+        unordered = Gst.Structure.new_from_string('options, ordered=(boolean)false')
+        self.channel = self.webrtc.emit('create-data-channel', 'input', unordered)
         if self.channel:
             self.channel.connect('on-message-string', self.on_input)
             self.channel.connect('on-open', self.on_channel_open)
@@ -273,6 +281,12 @@ class Peer:
         self.agent.log_fn('input channel open')
         self.clipboard.read()
 
+    def send_clipboard(self, text):
+        """The desktop's clipboard, numbered: the channel is unordered, and the tab keeps only the newest."""
+        sent = self.send_channel({'t': 'clip', 'text': text, 'n': self.clips_sent})
+        self.clips_sent += 1
+        return sent
+
     def send_channel(self, obj):
         """Sends to the tab over the data channel; False when it is not open."""
         ch = self.channel
@@ -293,12 +307,19 @@ class Peer:
         if not isinstance(m, dict):
             return None
         try:
+            self.order.take(m)
+        except ValueError as e:
+            self.dropped('its number: %s' % str(e)[:80])
+        return None
+
+    def apply_checked(self, m):
+        """Applies one message in its turn (inorder.py); a bad one is dropped and counted."""
+        try:
             self.apply_input(m)
         except (KeyError, TypeError, ValueError, OverflowError) as e:
             self.dropped('%s: %s' % (type(e).__name__, str(e)[:80]))
         except Exception as e:  # noqa: BLE001 (an input message must never end the agent's main loop)
             self.dropped('unexpected %s: %s' % (type(e).__name__, str(e)[:80]))
-        return None
 
     def dropped(self, why):
         self.refused += 1
@@ -312,7 +333,11 @@ class Peer:
         if t == 'm':
             x.move(n(m['x'], 0, 32767), n(m['y'], 0, 32767))
         elif t == 'r':
-            x.move_by(n(m['dx'], -32767, 32767), n(m['dy'], -32767, 32767))
+            # How far the pointer has moved in all since the channel opened (inorder.py): the difference is this move.
+            sx, sy = n(m['x'], -SUM_MAX, SUM_MAX), n(m['y'], -SUM_MAX, SUM_MAX)
+            dx, dy = sx - self.moved[0], sy - self.moved[1]
+            self.moved = (sx, sy)
+            x.move_by(max(-32767, min(32767, dx)), max(-32767, min(32767, dy)))
         elif t == 'b':
             x.button(n(m['b'], 1, 9), bool(m['d']))
         elif t == 'w':

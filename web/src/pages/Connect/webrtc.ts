@@ -4,6 +4,7 @@ import { bindTouch } from './touch';
 import type { Quality } from '../../early/prefs';
 import { configure, sendCandidates, type EarlyPeer } from '../../early/peer';
 import { wheelNotches } from './wheel';
+import { inputOrder, type InputOrder } from './inputorder';
 
 export interface StreamStats {
   fps: number;
@@ -41,6 +42,10 @@ export class RtcStream {
   /** The first script's connection, made before the offer came (early/peer.ts): the offer's answer uses it. */
   private spare: RTCPeerConnection | null = null;
   private dc: RTCDataChannel | null = null;
+  /** Numbers what goes over `dc` (inputorder.ts); one per channel. */
+  private order: InputOrder | null = null;
+  /** The number of the desktop's last clipboard seen: an unordered channel can bring an older one after it. */
+  private clipSeen = -1;
   private iceServers: IceServer[] = [];
   private lastActivity = 0;
   private held = new Map<string, number>();
@@ -110,7 +115,7 @@ export class RtcStream {
     const key = `${w}x${h}`;
     if (!w || !h || (key === this.sentSize && !force) || this.dc?.readyState !== 'open') return;
     this.sentSize = key;
-    this.dc.send(JSON.stringify({ t: 'size', w, h }));
+    this.order?.send({ t: 'size', w, h });
     this.recheckSize(key, `${this.video.videoWidth}x${this.video.videoHeight}`, SIZE_ASKS - 1);
   }
 
@@ -189,6 +194,8 @@ export class RtcStream {
 
   private takeChannel(dc: RTCDataChannel): void {
     this.dc = dc;
+    this.order = inputOrder((text) => dc.readyState === 'open' && dc.send(text));
+    this.clipSeen = -1;
     // The first size (and a quality chosen while connecting) go as soon as the channel can carry them.
     const opened = () => {
       this.channelOpen = true;
@@ -200,8 +207,12 @@ export class RtcStream {
     else dc.onopen = opened;
     dc.onmessage = (m) => {
       try {
-        const data = JSON.parse(String(m.data)) as { t?: string; text?: unknown };
-        if (data.t === 'clip' && typeof data.text === 'string') this.on.clipboard(data.text);
+        const data = JSON.parse(String(m.data)) as { t?: string; text?: unknown; n?: unknown };
+        if (data.t !== 'clip' || typeof data.text !== 'string') return;
+        const n = typeof data.n === 'number' ? data.n : this.clipSeen + 1;
+        if (n <= this.clipSeen) return;
+        this.clipSeen = n;
+        this.on.clipboard(data.text);
       } catch {
         /* not ours */
       }
@@ -253,13 +264,23 @@ export class RtcStream {
   /** Sends one input event; tells the gateway (throttled) so idle protection sees the user. */
   send(msg: Record<string, unknown>): void {
     if (this.dc?.readyState !== 'open') return;
-    this.dc.send(JSON.stringify(msg));
-    const now = performance.now();
+    this.order?.send(msg);
     // A clipboard sync or the release of held keys when the tab loses the focus is not the user at the desktop.
-    if (msg.t !== 'clip' && msg.t !== 'reset' && now - this.lastActivity > ACTIVITY_MS) {
-      this.lastActivity = now;
-      this.signal({ type: 'activity' });
-    }
+    if (msg.t !== 'clip' && msg.t !== 'reset') this.active();
+  }
+
+  /** A relative move while the pointer is locked (mouse-look). */
+  private moveBy(dx: number, dy: number): void {
+    if (this.dc?.readyState !== 'open') return;
+    this.order?.moveBy(dx, dy);
+    this.active();
+  }
+
+  private active(): void {
+    const now = performance.now();
+    if (now - this.lastActivity <= ACTIVITY_MS) return;
+    this.lastActivity = now;
+    this.signal({ type: 'activity' });
   }
 
   paste(text: string): void {
@@ -336,7 +357,7 @@ export class RtcStream {
     // The video itself never keeps the focus: the keyboard goes through the text field.
     add('focus', () => k.focus({ preventScroll: true }));
     add('mousemove', (e) => {
-      if (locked()) return this.send({ t: 'r', dx: e.movementX, dy: e.movementY });
+      if (locked()) return this.moveBy(e.movementX, e.movementY);
       const p = this.point(e);
       if (p) this.send({ t: 'm', ...p });
     });
