@@ -28,6 +28,8 @@ export interface LinkOptions {
   rttMs: number;
   /** Share of UDP packets dropped in each direction (0.005 = 0.5%). */
   udpLoss: number;
+  /** The same from the browser to the server, where it differs (input and its acknowledgements). */
+  upLoss?: number;
   /** How long the shaper may queue before it drops (tbf latency), ms. */
   queueMs: number;
   /** The delay lines end by themselves after this long. */
@@ -133,7 +135,7 @@ export async function startDelayLines(l: Link): Promise<DelayLine[]> {
     const proc = spawn(
       'ip',
       ['netns', 'exec', ns, 'nice', '-n', '-10', '/usr/bin/python3', path.join(HERE, 'delayline.py'), tun, dev, macs[peerDev]!, macs[dev]!,
-        String(l.opts.rttMs / 2), String(l.opts.udpLoss), String(l.opts.maxSeconds)],
+        String(l.opts.rttMs / 2), String(ns === l.cli ? (l.opts.upLoss ?? l.opts.udpLoss) : l.opts.udpLoss), String(l.opts.maxSeconds)],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';
