@@ -12,7 +12,12 @@ const t = useServerAndBrowser({ LOG_LEVEL: 'info' }, { setupTimeout: 900_000, ou
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
-/** A shell command in the machine's desktop as its user (the test's view from the host, as root). */
+/**
+ * A shell command in the machine's desktop as its user (the test's view from the host, as root). On a loaded host
+ * `lxc exec` has answered a command's exit without its output (`cat` of a 23-byte file the server had just written
+ * read ''; LXD's known "exec randomly returns nothing on fully loaded CPU", canonical/lxd#11422): what the test reads
+ * this way it polls (`seen`).
+ */
 function inDesktop(machineId: string, script: string): string {
   const project = lxdProjectFor(path.resolve(t.server.dataDir));
   return execFileSync('lxc', ['exec', `hd-${machineId}`, '--project', project, '--user', '1000', '--group', '1000', '--env', 'HOME=/home/user', '--cwd', '/home/user', '--', 'bash', '-c', script], {
@@ -20,6 +25,7 @@ function inDesktop(machineId: string, script: string): string {
     timeout: 30_000,
   }).trim();
 }
+const seen = (machineId: string, script: string) => expect.poll(() => inDesktop(machineId, script), { timeout: 30_000 });
 
 it('a 5 MB file picked in the Files panel has the same sha256 in ~/Uploads; a dropped one lands too; a file made in the desktop downloads with the same sha256', async () => {
   const b = await buyer(t.browser, t.server.base, 'Files Tester', 'vnc');
@@ -36,8 +42,8 @@ it('a 5 MB file picked in the Files panel has the same sha256 in ~/Uploads; a dr
   const data = randomBytes(5 * 1024 * 1024);
   await tab.getByTestId('files-picker').setInputFiles({ name: 'project.zip', mimeType: 'application/zip', buffer: data });
   await panel.getByText('Saved as ~/Uploads/project.zip').waitFor({ timeout: 120_000 });
-  expect(inDesktop(b.machineId, 'sha256sum ~/Uploads/project.zip | cut -c1-64')).toBe(sha(data));
-  expect(inDesktop(b.machineId, 'stat -c %U ~/Uploads/project.zip')).toBe('user');
+  await seen(b.machineId, 'sha256sum ~/Uploads/project.zip | cut -c1-64').toBe(sha(data));
+  await seen(b.machineId, 'stat -c %U ~/Uploads/project.zip').toBe('user');
 
   // Drop: files dropped anywhere on the tab go the same way.
   await tab.evaluate(() => {
@@ -46,11 +52,12 @@ it('a 5 MB file picked in the Files panel has the same sha256 in ~/Uploads; a dr
     for (const type of ['dragenter', 'dragover', 'drop']) document.querySelector('[data-testid="desktop"]')!.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
   });
   await panel.getByText('Saved as ~/Uploads/notes.txt').waitFor({ timeout: 60_000 });
-  expect(inDesktop(b.machineId, 'cat ~/Uploads/notes.txt')).toBe('dropped on the desktop');
+  await seen(b.machineId, 'cat ~/Uploads/notes.txt').toBe('dropped on the desktop');
 
   // Download: a file made in the desktop's ~/Downloads shows in the panel; a click saves it with the same bytes.
   inDesktop(b.machineId, 'mkdir -p ~/Downloads && head -c 3000000 /dev/urandom > ~/Downloads/handin.bin');
-  const made = inDesktop(b.machineId, 'sha256sum ~/Downloads/handin.bin | cut -c1-64');
+  let made = '';
+  await expect.poll(() => (made = inDesktop(b.machineId, 'sha256sum ~/Downloads/handin.bin | cut -c1-64')), { timeout: 30_000 }).toMatch(/^[0-9a-f]{64}$/);
   await panel.getByRole('button', { name: 'Refresh' }).click();
   const entry = panel.getByRole('button', { name: /handin\.bin/ });
   await entry.waitFor({ timeout: 30_000 });
