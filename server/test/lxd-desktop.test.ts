@@ -44,7 +44,7 @@ describe('lxd desktop', () => {
     expect(titles).toEqual(expect.arrayContaining(['glxgears', 'tint2']));
     const procs = (await d.rootShell(a.machineId, 'ps -u user -o comm=')).trim().split('\n');
     expect(procs).toEqual(expect.arrayContaining(['Xvnc', 'openbox', 'tint2', 'pcmanfm', 'xterm', 'glxgears']));
-    const inside = await d.shell(a.machineId, 'id -u; echo "$HOME"; cd && touch made-inside && echo ok; touch /usr/x 2>/dev/null || echo ro');
+    const inside = await d.said(a.machineId, 'id -u; echo "$HOME"; cd && touch made-inside && echo ok; touch /usr/x 2>/dev/null || echo ro');
     expect(inside.out.trim().split('\n')).toEqual(['1000', '/home/user', 'ok', 'ro']);
     // The image's caches hold for a new home: no program scanned the fonts again (fontconfig writes a cache of its
     // own into the home when the image's no longer matches) and the panel looked up no launcher icons.

@@ -34,11 +34,11 @@ describe('lxd machine provider on Incus', () => {
     }, 120_000, 200);
     expect(running.endpoint?.ref).toMatchObject({ instance: `hd-${a.machineId}`, project: d.project });
     expect((await vncHandshake(running.endpoint!)).name).toBe(a.name);
-    expect((await d.shell(a.machineId, 'id -u')).out.trim()).toBe('1000');
+    expect((await d.said(a.machineId, 'id -u')).out.trim()).toBe('1000');
     // Its /usr is the project's volume with the image's /usr (every desktop maps the same files: one copy in memory),
     // read-only, its files nobody's inside (unmapped): the tenant cannot change them, nor can the desktop's root.
     const vol = readFileSync(path.join(d.dataDir, 'lxd', 'usr-volume'), 'utf8').trim();
-    const inside = await d.shell(a.machineId, 'stat -c "%i %u" /usr/bin/bash; touch /usr/bin/x 2>&1');
+    const inside = await d.said(a.machineId, 'stat -c "%i %u" /usr/bin/bash; touch /usr/bin/x 2>&1');
     expect(inside.out).toContain(`${statSync(`/var/lib/incus/storage-pools/hyperdesk/custom/${d.project}_${vol}/bin/bash`).ino} 65534`);
     expect(inside.out).toContain('Read-only file system');
     expect(await d.rootShell(a.machineId, 'touch /usr/bin/x 2>&1')).toContain('Read-only file system');

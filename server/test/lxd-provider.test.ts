@@ -49,7 +49,7 @@ describe('lxd machine provider', () => {
     expect((await vncHandshake(da.endpoint!)).name).toBe(a.name);
     expect((await vncHandshake(db.endpoint!)).name).toBe(b.name);
     expect((await d.provider.list()).sort()).toEqual([a.machineId, b.machineId].sort());
-    expect((await d.shell(a.machineId, 'id -u; echo $HOME; touch ~/mine && echo ok')).out.trim().split('\n')).toEqual(['1000', '/home/user', 'ok']);
+    expect((await d.said(a.machineId, 'id -u; echo $HOME; touch ~/mine && echo ok')).out.trim().split('\n')).toEqual(['1000', '/home/user', 'ok']);
   }, 300_000);
 
   it("the desktops share one read-only /usr, the project's volume of the image's: nobody's files that neither a tenant nor a desktop's root can change", async () => {
@@ -172,13 +172,13 @@ EOF`, 120_000);
     expect(lookups()).toBe(0);
     asked.mockRestore();
     expect((await vncHandshake(ways[0]!.endpoint!)).name).toBe(a.name);
-    expect((await d.shell(a.machineId, 'cat ~/notes.txt')).out.trim()).toBe('kept');
+    expect((await d.said(a.machineId, 'cat ~/notes.txt')).out.trim()).toBe('kept');
     await d.provider.stop(a.machineId);
     await d.provider.start({ ...a, homeKey: `course-x-${randomUUID()}` });
     expect(volumeCalls()).toBe(1);
     sent.mockRestore();
     await running(a.machineId);
-    expect((await d.shell(a.machineId, 'ls -A ~ | grep -c notes.txt')).out.trim()).toBe('0');
+    expect((await d.said(a.machineId, 'ls -A ~ | grep -c notes.txt')).out.trim()).toBe('0');
   }, 240_000);
 
   it('a second deployment on this host has its own project: it lists only its own machines and cannot touch these', async () => {
@@ -206,11 +206,11 @@ EOF`, 120_000);
     expect((await d.provider.describe(b.machineId)).state).toBe('stopped');
     await d.provider.start(b);
     await running(b.machineId);
-    expect((await d.shell(b.machineId, 'cat ~/work.txt; ls /var/tmp | grep -c installed-by-tenant')).out.trim().split('\n')).toEqual(['kept', '0']);
+    expect((await d.said(b.machineId, 'cat ~/work.txt; ls /var/tmp | grep -c installed-by-tenant')).out.trim().split('\n')).toEqual(['kept', '0']);
     await d.provider.reset(b.machineId, { homeKey: b.machineId, eraseHome: true });
     await d.provider.start(b);
     await running(b.machineId);
-    expect((await d.shell(b.machineId, 'ls -A ~ | grep -c work.txt')).out.trim()).toBe('0');
+    expect((await d.said(b.machineId, 'ls -A ~ | grep -c work.txt')).out.trim()).toBe('0');
   }, 300_000);
 
   it('destroy removes the instance and its home volume', async () => {
