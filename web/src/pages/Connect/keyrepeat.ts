@@ -26,8 +26,9 @@ export function repeatsAsPresses(send: SendKey, extended: () => boolean): SendKe
       for (const k of pressAgain(down, key, keysym)) {
         if (!k.down) release(key, k.keysym, code);
         else {
-          sentWith.set(key, extended() ? code : null);
-          send(k.keysym, sentWith.get(key)!, true);
+          const how = extended() ? code : null;
+          sentWith.set(key, how);
+          send(k.keysym, how, true);
         }
       }
       return;
