@@ -117,6 +117,10 @@ describe('desktop files', () => {
     const names = listed.body.entries.map((e: { name: string }) => e.name).sort();
     expect(names).toEqual(['report (1).bin', 'report.bin']); // no part file left behind
     expect(await ask('stat -c %U ~/Uploads/report.bin')).toBe('user');
+    // Each upload's file carries its own mark (what names it when LXD loses the answer), on the home's btrfs.
+    const marks = await ask(`for f in ~/Uploads/*; do python3 -c 'import os,sys; print(os.getxattr(sys.argv[1], "user.hyperdesk.upload").decode())' "$f"; done`);
+    expect(marks.split('\n')).toEqual([expect.stringMatching(/^[0-9a-f]{32}$/), expect.stringMatching(/^[0-9a-f]{32}$/)]);
+    expect(new Set(marks.split('\n')).size).toBe(2);
     // The home's disk beside the listing, as LXD counts its volume: the quota (diskMb: 120 MB here), and the uploads
     // at once (btrfs counts a write at its commit: an upload ends with a syncfs).
     const { space } = (await list(owner.token, 'Uploads')).body;

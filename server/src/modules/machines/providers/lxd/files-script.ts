@@ -8,11 +8,14 @@
  * exactly the announced size, makes it durable (syncfs: on btrfs this also commits it into the home's quota figures,
  * so the Files panel's "used" counts it at once), then hard-links it under the first free name ("a.txt",
  * "a (1).txt"…): an existing name, even a link the tenant planted, is never opened or overwritten. SIGTERM (the
- * client went away) removes the part file.
+ * client went away) removes the part file. The file carries the upload's mark (a random token from the server, in the
+ * xattr user.hyperdesk.upload) so that `found` can name it when LXD lost the put's answer: a file the tenant marks
+ * the same way only misleads its own upload's message.
  */
 export const FILES_SCRIPT = String.raw`
 import errno, json, os, signal, stat, sys
-HOME = '/home/user'
+HOME = os.environ.get('HOME') or '/home/user'
+MARK = 'user.hyperdesk.upload'
 CODES = {errno.EDQUOT: 'quota', errno.ENOSPC: 'quota', errno.EACCES: 'permission', errno.EPERM: 'permission',
          errno.EROFS: 'permission', errno.ELOOP: 'permission', errno.ENOENT: 'not-found', errno.ENOTDIR: 'not-a-folder',
          errno.EISDIR: 'not-a-file'}
@@ -63,7 +66,14 @@ def syncfs(fd):
     if ctypes.CDLL(None, use_errno=True).syncfs(fd) != 0:
         raise OSError(ctypes.get_errno(), 'syncfs')
 
-def put(rel, name, size):
+def mark(fd, token):
+    try:
+        os.setxattr(fd, MARK, token.encode())
+    except OSError as e:
+        if e.errno not in (errno.ENOTSUP, errno.EOPNOTSUPP):
+            raise
+
+def put(rel, name, size, token):
     path = inside(rel)
     os.makedirs(path, exist_ok=True)
     d = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
@@ -83,6 +93,7 @@ def put(rel, name, size):
                 view = view[os.write(fd, view):]
         if got != size:
             fail('incomplete', '%d of %d bytes' % (got, size))
+        mark(fd, token)
         syncfs(fd)
         os.close(fd)
         fd = -1
@@ -101,6 +112,24 @@ def put(rel, name, size):
             os.unlink(part, dir_fd=d)
         except OSError:
             pass
+
+def found(rel, name, token):
+    d = os.open(inside(rel), os.O_RDONLY | os.O_DIRECTORY)
+    for cand in candidates(name):
+        try:
+            fd = os.open(cand, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=d)
+        except OSError:
+            continue
+        try:
+            st = os.fstat(fd)
+            if stat.S_ISREG(st.st_mode) and os.getxattr(fd, MARK) == token.encode():
+                answer({'name': cand, 'size': st.st_size})
+                return
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    fail('not-found', "no file with this upload's mark")
 
 def get(rel):
     fd = os.open(inside(rel), os.O_RDONLY | os.O_NONBLOCK)
@@ -125,7 +154,9 @@ try:
     if mode == 'list':
         listing(sys.argv[2], int(sys.argv[3]))
     elif mode == 'put':
-        put(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        put(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])
+    elif mode == 'found':
+        found(sys.argv[2], sys.argv[3], sys.argv[4])
     elif mode == 'get':
         get(sys.argv[2])
     else:

@@ -13,7 +13,7 @@ type Program = (args: string[]) => Buffer | null;
  * LXD's exec API as the files module uses it: each exec an operation with four websockets; once all four are
  * open, the program's stdout is sent, then LXD's end-of-stream barrier (a text message), and the operation ends.
  */
-async function fakeLxd(program: Program, refuseFirst = 0) {
+async function fakeLxd(program: Program, refuseFirst = 0, exitOf: (args: string[]) => number = () => 0) {
   const wss = new WebSocketServer({ noServer: true });
   const server = http.createServer();
   const execs: string[][] = [];
@@ -29,7 +29,7 @@ async function fakeLxd(program: Program, refuseFirst = 0) {
       if (out) stdout.send(out, { binary: true });
       stdout.send('', { binary: false }, () => {
         stdout.close();
-        op.finish(0);
+        op.finish(exitOf(op.args));
       });
     });
   });
@@ -125,8 +125,27 @@ describe('the lxd files module, when LXD loses an exec output', () => {
     ]);
   });
 
-  it('never sends an upload twice', async () => {
+  it('names an upload whose answer was lost by its mark, and sends it once', async () => {
+    const lxd = await fakeLxd((args) => (args[0] === 'found' ? Buffer.from(JSON.stringify({ name: 'a (1).txt', size: 5 }) + '\n') : null));
+    cleanup = lxd.close;
+    const body = Readable.from([Buffer.from('hello')]);
+    expect(await lxd.files.upload('m1', { dir: 'Uploads', name: 'a.txt', size: 5, body })).toEqual({ name: 'a (1).txt', size: 5 });
+    const [put, found] = lxd.execs;
+    expect(put).toEqual(['put', 'Uploads', 'a.txt', '5', expect.stringMatching(/^[0-9a-f]{32}$/)]);
+    expect(found).toEqual(['found', 'Uploads', 'a.txt', put![4]]);
+    expect(lxd.execs).toHaveLength(2);
+  });
+
+  it('never sends an upload twice: a lost answer and a lost look-up say the desktop gave no answer', async () => {
     const lxd = await fakeLxd(() => null);
+    cleanup = lxd.close;
+    const body = Readable.from([Buffer.from('hello')]);
+    await expect(lxd.files.upload('m1', { dir: 'Uploads', name: 'a.txt', size: 5, body })).rejects.toThrow('the desktop gave no answer');
+    expect(lxd.execs.map((args) => args[0])).toEqual(['put', 'found', 'found', 'found']);
+  });
+
+  it('does not look for an upload whose program failed without a word', async () => {
+    const lxd = await fakeLxd(() => null, 0, () => 3);
     cleanup = lxd.close;
     const body = Readable.from([Buffer.from('hello')]);
     await expect(lxd.files.upload('m1', { dir: 'Uploads', name: 'a.txt', size: 5, body })).rejects.toThrow('the desktop gave no answer');

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { PassThrough, type Readable } from 'node:stream';
 import type { WebSocket } from 'ws';
 import { FilesError, type DesktopFiles, type FilesErrorCode, type ListedEntry } from '../desktop-files';
@@ -14,7 +15,8 @@ const STDOUT_IDLE_MS = 30_000;
 /**
  * LXD 5.0 on a host at full load sometimes ends an exec's stdout before the program's first bytes reach it
  * (canonical/lxd#11422), or drops one of its websockets: a read (list, download) that got no answer at all is asked
- * again, up to this many times. An upload is not: its body was streamed into the first try.
+ * again, up to this many times. An upload is not: its body was streamed into the first try; when its program ended
+ * well without a word, the file is looked up by the upload's mark (`found`), a read.
  */
 const READ_TRIES = 3;
 
@@ -241,6 +243,13 @@ export function createLxdFiles(lxd: LxdClient, instanceOf: (machineId: string) =
     };
   }
 
+  /** The name an upload's file got, read from the desktop by the upload's mark: its program ended well, unheard. */
+  async function markedUpload(instance: string, f: { dir: string; name: string }, mark: string) {
+    const { r, line } = await answered(lxd, instance, ['found', f.dir, f.name, mark]);
+    await r.exit;
+    return parse<{ name: string; size: number }>(line);
+  }
+
   return {
     async list(machineId, dir, max) {
       const { r, line } = await answered(lxd, instanceOf(machineId), ['list', dir, String(max)]);
@@ -251,11 +260,14 @@ export function createLxdFiles(lxd: LxdClient, instanceOf: (machineId: string) =
     async upload(machineId, f) {
       const release = take(machineId);
       try {
-        const r = await run(lxd, instanceOf(machineId), ['put', f.dir, f.name, String(f.size)], f.body);
+        const instance = instanceOf(machineId);
+        const mark = randomBytes(16).toString('hex');
+        const r = await run(lxd, instance, ['put', f.dir, f.name, String(f.size), mark], f.body);
         // The answer comes once the file is complete, or early when the program failed (a full disk): then the
         // rest of the body is not fed any more (the caller drains it and says why).
         const { line } = await firstLine(r.stdout);
         r.stdout.resume();
+        if (!line && (await r.exit) === 0) return await markedUpload(instance, f, mark);
         let answer: { name: string; size: number };
         try {
           answer = parse<{ name: string; size: number }>(line);
