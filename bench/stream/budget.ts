@@ -56,7 +56,9 @@ export function budget(runs: StageInputs[], linkKbps: number): [string, number, 
   const received = percentile(pairs.map((p) => p.received), 50);
   const afterReceive = percentile(pairs.map((p) => p.photon - p.received), 50);
   const fps = mean((r) => r.agent!.fps);
-  const network = mean((r) => r.rttMs);
+  // A run whose tab had no selected candidate pair in its last getStats (seen once, on a loaded VM) has no RTT.
+  const withRtt = withAgent.filter((r) => Number.isFinite(r.rttMs));
+  const network = withRtt.reduce((a, r) => a + r.rttMs, 0) / withRtt.length;
   const captureWait = 1000 / Math.max(1, fps) / 2;
   const capture = mean((r) => r.agent!.captureMs);
   const convert = mean((r) => r.agent!.convertMs);

@@ -108,13 +108,16 @@ export const SNAPSHOT = String.raw`(async () => {
   const pc = hd.pcs.filter((p) => p.connectionState !== 'closed' && p.getReceivers().some((r) => r.track && r.track.kind === 'video')).pop();
   if (pc) {
     const r = await pc.getStats();
-    let v = null, pair = null, local = null;
+    let v = null, pair = null, local = null, selected = null;
     const byId = new Map();
     r.forEach((s) => {
       byId.set(s.id, s);
       if (s.type === 'inbound-rtp' && s.kind === 'video') v = s;
+      if (s.type === 'transport' && s.selectedCandidatePairId) selected = s.selectedCandidatePairId;
       if (s.type === 'candidate-pair' && s.nominated && s.state === 'succeeded') pair = s;
     });
+    // The transport's selected pair; a nominated one is not always marked succeeded (a run on a loaded VM had none).
+    if (selected && byId.get(selected)) pair = byId.get(selected);
     if (pair) local = byId.get(pair.localCandidateId);
     const remote = pair ? byId.get(pair.remoteCandidateId) : null;
     if (v) out.rtc = {
