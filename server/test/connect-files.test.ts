@@ -24,13 +24,8 @@ describe('desktop files', () => {
 
   const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
   const sh = async (script: string) => (await d.shell(machineId, script)).out.trim();
-  /** A command that always prints, asked again (up to 3 times) when `lxc exec` hands back nothing, as it now and
-   * then does on a busy host (CI read "" for `stat` of a file the test had just listed). */
-  const ask = async (script: string) => {
-    let out = '';
-    for (let i = 0; i < 3 && !out; i++) out = await sh(script);
-    return out;
-  };
+  /** A command that always prints, asked again while `lxc exec` hands back nothing (the fixture's `said`). */
+  const ask = async (script: string) => (await d.said(machineId, script)).out.trim();
   const shaIn = (path: string) => ask(`sha256sum ${path} | cut -c1-64`);
   const list = (token: string, path: string, packId = machineId) => s.call('GET', `/v1/slot/connect/files?packId=${packId}&path=${encodeURIComponent(path)}`, { token });
 
