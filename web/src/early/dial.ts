@@ -1,12 +1,13 @@
-import { askDashboard } from './ticketChannel';
+import { askDashboard, takeFromOpener } from './ticketChannel';
 import { preferredQuality, preferredTransport, startQuery } from './prefs';
 import { answerEarly, type EarlyPeer } from './peer';
 
 /**
  * The Connect tab's first script: inline in index.html (vite.config.ts earlyScript), run while the page is parsed,
  * ahead of the app's code. A tab opened from the dashboard gets its first ticket from the dashboard
- * (api/ticketHandoff); this asks for it at once and dials the desktop's gateway with it (WebRTC mode, the stream's
- * start in the URL) while the app's code is still loading, and answers the agent's offer (early/peer.ts). The page's
+ * (api/ticketHandoff): this takes it from the opener's window (or asks for it) at once and, in WebRTC mode, dials
+ * the desktop's gateway with it (the stream's start in the URL) while the app's code is still loading, and answers
+ * the agent's offer (early/peer.ts). The page's
  * DesktopConnection then adopts the socket, with what it has heard so far and the peer connection (takeEarlySocket),
  * or closes them. Nothing here is trusted: the gateway checks the ticket and the page checks every message, as for a
  * socket of its own.
@@ -72,13 +73,17 @@ function open(wsPath: string): EarlySocket & { stop(): void } {
   return s;
 }
 
-/** On a Connect tab that streams over WebRTC: asks the dashboard for the ticket and dials with it. */
-export function dialEarly(): void {
-  if (location.pathname !== '/connect' || preferredTransport() !== 'webrtc') return;
+/**
+ * On a Connect tab: the dashboard's ticket, taken from `opener` (the window that opened this tab, read before the tab
+ * dropped it) or asked for; over WebRTC, the gateway dialled with it.
+ */
+export function dialEarly(opener: unknown): void {
+  if (location.pathname !== '/connect') return;
   const url = connectUrl(location.hash);
   if (!url) return;
-  const e: Early = { url, ticket: askDashboard(url), ticketTaken: false, socket: null, socketTaken: false };
+  const e: Early = { url, ticket: takeFromOpener(opener, url) ?? askDashboard(url), ticketTaken: false, socket: null, socketTaken: false };
   slot[EARLY_KEY] = e;
+  if (preferredTransport() !== 'webrtc') return;
   void e.ticket.then((answer) => {
     const wsPath = (answer as { wsPath?: unknown } | null)?.wsPath;
     if (!e.socketTaken && typeof wsPath === 'string' && wsPath.startsWith('/v1/')) e.socket = open(wsPath);

@@ -5,9 +5,11 @@ import { dialEarly } from './dial';
  * while the page is parsed, before any of the app's code has even been fetched over a slow link.
  */
 performance.mark('hyperdesk:early-script');
-// The dashboard opens this tab with its opener (so it shares the dashboard's renderer process); nothing here needs it.
-if (window.opener) window.opener = null;
-dialEarly();
+// The dashboard opens this tab with its opener (so it shares the dashboard's renderer process): read once for the
+// ticket the dashboard holds (early/ticketChannel.ts), then dropped, so the tab cannot reach or navigate it.
+const opener: unknown = window.opener;
+if (opener) window.opener = null;
+dialEarly(opener);
 // The Connect page's own code is fetched too, not once the app has started: the built page names its files on this
 // script (data-connect; the dev server does not). Asked for once the page is parsed, behind the app's own scripts,
 // which the page needs first.
