@@ -70,7 +70,9 @@ export function budget(runs: StageInputs[], linkKbps: number): [string, number, 
   const render = afterReceive - decode - Math.max(0, jitter - send);
   return [
     ['network (round trip: key up, frame down)', network, 'getStats candidate-pair RTT'],
-    ['desktop (key → app → X; remainder)', desktop, 'key → received − the rows below it'],
+    // Below 0 when the rows it is taken from overstate their share: the RTT includes the agent's own delay in
+    // answering connectivity checks, and each of the agent's stages is a mean where key → received is a median.
+    [desktop < 0 ? 'desktop (remainder: the other rows overstate)' : 'desktop (key → app → X; remainder)', desktop, 'key → received − the rows below it'],
     [`capture wait (½ frame at ${fps.toFixed(0)} fps)`, captureWait, 'agent frame rate'],
     ['capture (X grab)', capture, 'agent: ximagesrc stamp → out'],
     ['convert + queue (to I420)', convert, 'agent: capture out → encoder in'],

@@ -1,4 +1,5 @@
 import type { Page } from 'playwright-core';
+import { percentile } from '../stats';
 import { PATCH, sleep } from './desktop';
 import { awaitColour, showsColour } from './page';
 
@@ -81,4 +82,25 @@ export async function keyToPhoton(tab: Page, samples: number): Promise<Presses> 
     await sleep(250 + Math.random() * 350);
   }
   return out;
+}
+
+/**
+ * A run's presses without the readings made on the key event's and the frame's own timestamps, when those are not on
+ * the page's clock: a frame cannot show a key before the key has gone to the desktop and the frame come back (a round
+ * trip), yet some runs (mostly a browser's first) read key → frame received p50 below it, even below 0. What those
+ * runs read on the page's own clock (the driver's press → photon, press → handler → frame) stays. `skewedMs`: the
+ * impossible p50, when the run's were left out.
+ */
+export function withoutSkewedClock(p: Presses, rttMs: number): { presses: Presses; skewedMs: number | null } {
+  const received = percentile(p.toReceive, 50);
+  if (!Number.isFinite(rttMs) || !(received < rttMs)) return { presses: p, skewedMs: null };
+  const presses: Presses = {
+    ...p,
+    latencies: [],
+    toReceive: [],
+    handling: [],
+    pairs: [],
+    each: p.each.map((e) => ({ ...e, latency: NaN, toReceive: NaN })),
+  };
+  return { presses, skewedMs: received };
 }

@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { withoutSkewedClock, type Presses } from './presses';
+
+const run = (toReceive: number[]): Presses => ({
+  latencies: toReceive.map((t) => t + 3),
+  fromPress: toReceive.map((t) => t + 40),
+  toReceive,
+  handling: toReceive.map(() => 1),
+  pressToHandler: toReceive.map(() => 5),
+  handlerToFrame: toReceive.map((t) => t + 30),
+  pairs: toReceive.map((t) => ({ photon: t + 3, received: t })),
+  each: toReceive.map((t) => ({ fromPress: t + 40, latency: t + 3, pressToHandler: 5, handlerToFrame: t + 30, toReceive: t })),
+  misses: 0,
+  stale: 0,
+});
+
+describe("a run's key → photon readings on the event's and the frame's own timestamps", () => {
+  it('are kept when key → frame received is at least the round trip', () => {
+    const p = run([45, 60, 70, 90]);
+    expect(withoutSkewedClock(p, 42)).toEqual({ presses: p, skewedMs: null });
+    expect(withoutSkewedClock(p, NaN).skewedMs).toBeNull(); // no round trip read: nothing to judge by
+  });
+
+  it('are left out when its p50 is below the round trip (the page-clock readings stay)', () => {
+    const p = run([-20, -12, 5, 30]);
+    const { presses, skewedMs } = withoutSkewedClock(p, 42);
+    expect(skewedMs).toBe(-12);
+    expect(presses.latencies).toEqual([]);
+    expect(presses.toReceive).toEqual([]);
+    expect(presses.pairs).toEqual([]);
+    expect(presses.handling).toEqual([]);
+    expect(presses.fromPress).toEqual(p.fromPress);
+    expect(presses.handlerToFrame).toEqual(p.handlerToFrame);
+    expect(presses.each.every((e) => Number.isNaN(e.latency) && Number.isNaN(e.toReceive) && e.fromPress > 0)).toBe(true);
+  });
+});
