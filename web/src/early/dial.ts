@@ -7,10 +7,9 @@ import { answerEarly, type EarlyPeer } from './peer';
  * ahead of the app's code. A tab opened from the dashboard gets its first ticket from the dashboard
  * (api/ticketHandoff): this takes it from the opener's window (or asks for it) at once and, in WebRTC mode, dials
  * the desktop's gateway with it (the stream's start in the URL) while the app's code is still loading, and answers
- * the agent's offer (early/peer.ts). The page's
- * DesktopConnection then adopts the socket, with what it has heard so far and the peer connection (takeEarlySocket),
- * or closes them. Nothing here is trusted: the gateway checks the ticket and the page checks every message, as for a
- * socket of its own.
+ * the agent's offer (early/peer.ts). The page's DesktopConnection then adopts the socket, with what it has heard so
+ * far and the peer connection (takeEarlySocket), or closes them. Nothing here is trusted: the gateway checks the
+ * ticket and the page checks every message, as for a socket of its own.
  */
 export interface EarlySocket {
   ws: WebSocket;
