@@ -19,8 +19,8 @@ type Answer = z.infer<typeof TicketAnswer>;
 /** Tickets fetched for the Connect tabs this window opened, by url: each gives itself to one tab, or says no. */
 const shelved = new Map<string, { take(deliver: (json: string) => void): boolean; close(): void }>();
 
-/** This window's shelf, which the tabs it opens read through their opener (early/ticketChannel takeFromOpener). */
-function shelf(): void {
+/** Puts up this window's shelf, which the tabs it opens read through their opener (early/ticketChannel takeFromOpener). */
+function ensureShelf(): void {
   const own = window as unknown as Record<string, TicketShelf | undefined>;
   own[TICKET_SHELF] ??= { take: (url, deliver) => shelved.get(url)?.take(deliver) ?? false };
 }
@@ -51,7 +51,7 @@ export function offerTicket(url: string): void {
     if (shelved.get(url) === entry) shelved.delete(url);
   }
   const timer = setTimeout(close, HOLD_MS);
-  shelf();
+  ensureShelf();
   shelved.get(url)?.close(); // a newer click for the same machine replaces an older one's ticket (it expires unused)
   shelved.set(url, entry);
   if (!ch) return;

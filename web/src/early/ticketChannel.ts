@@ -29,17 +29,16 @@ export function takeFromOpener(opener: unknown, url: string): Promise<unknown> |
   try {
     const shelf = (opener as Record<string, TicketShelf | undefined> | null)?.[TICKET_SHELF];
     if (typeof shelf?.take !== 'function') return null;
-    let deliver: (json: string) => void = () => {};
-    const ticket = new Promise<unknown>((resolve) => {
-      deliver = (json) => {
-        try {
-          resolve(JSON.parse(json));
-        } catch {
-          /* not a ticket: the tab's own request goes on */
-        }
-      };
-    });
-    return shelf.take(url, (json) => deliver(json)) === true ? ticket : null;
+    let resolve: (answer: unknown) => void = () => {};
+    const ticket = new Promise<unknown>((r) => (resolve = r));
+    const deliver = (json: string) => {
+      try {
+        resolve(JSON.parse(json));
+      } catch {
+        /* not a ticket: the tab's own request goes on */
+      }
+    };
+    return shelf.take(url, deliver) === true ? ticket : null;
   } catch {
     return null; // an opener of another origin throws on any access
   }
