@@ -29,6 +29,12 @@ export const FleetHost = z.object({
   /** The 1-minute load average where the engine reports it. */
   load: z.number().nullable(),
   gpus: z.array(z.object({ vendor: z.string(), product: z.string() })),
+  /**
+   * The desktops' storage pool on the host (their roots and homes), bytes used and its size. Each home has its own
+   * quota, but they share the pool: once it is full no desktop there can write, whatever its quota says.
+   */
+  storageUsed: z.number().nullable(),
+  storageTotal: z.number().nullable(),
   machines: z.array(FleetHostMachine),
 });
 export type FleetHost = z.infer<typeof FleetHost>;

@@ -96,8 +96,30 @@ it('an operator runs every console section and adjusts hours that show in the ba
   const machineRow = page.getByRole('row', { name: new RegExp(account.email) });
   await machineRow.waitFor({ timeout: 15_000 });
   expect(await machineRow.innerText()).toContain('10 h');
+  // Its Hosts: this host with its CPUs, memory and the desktops' storage pool, as LXD reports them.
+  const host = page.getByRole('table', { name: 'Hosts' }).getByRole('row').nth(1);
+  await host.waitFor({ timeout: 15_000 });
+  expect(await host.getByRole('cell').nth(2).innerText()).toMatch(/^\d+ CPUs/);
+  const pool = JSON.parse((await run('lxc', ['query', `/1.0/storage-pools/${t.server.env.LXD_POOL ?? 'hyperdesk'}/resources`])).stdout) as { space: { used: number; total: number } };
+  const storage = host.getByRole('cell').nth(4);
+  expect(await storage.innerText()).toMatch(new RegExp(`^[\\d.]+ GB of ${(pool.space.total / 1e9).toFixed(pool.space.total < 1e10 ? 1 : 0)} GB\\n\\d+% used`));
+  const used = Number(await storage.getByRole('meter', { name: /storage used$/ }).getAttribute('aria-valuenow'));
+  expect(Math.abs(used - (pool.space.used / pool.space.total) * 100)).toBeLessThan(2);
+  expect(used).toBeGreaterThan(0); // the pool holds the desktop image at least
   expect(await seriousViolations(page)).toEqual([]);
   await snap(page, 'admin-fleet');
+  // A pool nearly full says so: the host's figures as LXD gives them, its use raised to 95% on the way to the page.
+  const membersUrl = '**/v1/admin/fleet/members';
+  await page.route(membersUrl, async (route) => {
+    const res = await route.fetch();
+    const body = (await res.json()) as { members: { storageUsed: number; storageTotal: number }[] };
+    for (const m of body.members) m.storageUsed = Math.round(m.storageTotal * 0.95);
+    await route.fulfill({ response: res, json: body });
+  });
+  await storage.getByText('Nearly full: desktops here cannot write once it is').waitFor({ timeout: 30_000 }); // the next refresh
+  expect(await storage.getByRole('meter').getAttribute('aria-valuenow')).toBe('95');
+  await snap(page, 'admin-hosts-nearly-full');
+  await page.unroute(membersUrl);
 
   // Orders: the paid, delivered order
   await openSection(page, 'Orders', 'Orders and payments');

@@ -131,9 +131,13 @@ describe('lxd provider on a two-member cluster', () => {
     const admin = await createUser(s, { name: 'Olga Operator', admin: true });
     const fleet = await s.call('GET', '/v1/admin/fleet/members', { token: admin.token });
     expect(fleet.status).toBe(200);
-    const byName = Object.fromEntries((fleet.body.members as { name: string; online: boolean; machines: { id: string }[] }[]).map((m) => [m.name, m]));
-    expect(byName[c.members[1]]).toMatchObject({ online: false });
+    type Host = { name: string; online: boolean; storageUsed: number | null; storageTotal: number | null; machines: { id: string }[] };
+    const byName = Object.fromEntries((fleet.body.members as Host[]).map((m) => [m.name, m]));
+    expect(byName[c.members[1]]).toMatchObject({ online: false, storageUsed: null, storageTotal: null });
     expect(byName[c.members[0]]).toMatchObject({ online: true });
+    // The member's own pool (each member has its own on a local pool): its desktops' roots and homes at least.
+    expect(byName[c.members[0]]!.storageTotal).toBeGreaterThan(byName[c.members[0]]!.storageUsed!);
+    expect(byName[c.members[0]]!.storageUsed).toBeGreaterThan(0);
     expect(byName[c.members[0]]!.machines.map((m) => m.id).sort()).toEqual(kept.map((u) => u.id).sort());
 
     const t1 = Date.now();

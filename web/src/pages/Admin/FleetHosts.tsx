@@ -50,6 +50,22 @@ function Memory({ h }: { h: FleetHost }) {
   );
 }
 
+/** Past this share of its pool a host is nearly full: no desktop there can write once it is, whatever its quota. */
+const STORAGE_NEARLY_FULL = 0.9;
+
+function Storage({ h }: { h: FleetHost }) {
+  if (h.storageTotal === null || h.storageUsed === null || h.storageTotal <= 0) return <td>—</td>;
+  const share = h.storageUsed / h.storageTotal;
+  return (
+    <td>
+      {gb(h.storageUsed)} of {gb(h.storageTotal)}
+      <span className={styles.sub}>{Math.round(share * 100)}% used</span>
+      <Meter used={h.storageUsed} total={h.storageTotal} label={`${h.name} storage used`} />
+      {share >= STORAGE_NEARLY_FULL ? <span className={own.warn}>Nearly full: desktops here cannot write once it is</span> : null}
+    </td>
+  );
+}
+
 function Gpus({ h }: { h: FleetHost }) {
   if (!h.gpus.length) return <td>{h.online ? 'none' : '—'}</td>;
   const held = h.machines.filter((m) => m.gpu && m.status !== 'Stopped').length;
@@ -88,13 +104,13 @@ function Machines({ h }: { h: FleetHost }) {
   );
 }
 
-/** Hosts: each member of the cluster (or the one host), whether it is online, its load, GPUs and machines. */
+/** Hosts: each member of the cluster (or the one host), whether it is online, its load, storage, GPUs and machines. */
 export default function FleetHosts() {
   const q = useQuery(fleetHostsQuery);
   const hosts = q.data?.members ?? [];
   return (
     <div className={own.hosts}>
-      <Panel title="Hosts" hint="Where machines run: each host's state, load, GPUs and machines. Updates every 10 seconds.">
+      <Panel title="Hosts" hint="Where machines run: each host's state, load, storage, GPUs and machines. Updates every 10 seconds.">
         {q.isError ? <p role="alert">The hosts could not be loaded: {q.error.message}</p> : null}
         {q.data?.error ? <p role="alert">{q.data.error}</p> : null}
         {q.isPending ? <p role="status">Loading hosts…</p> : null}
@@ -109,6 +125,7 @@ export default function FleetHosts() {
                   <th scope="col">State</th>
                   <th scope="col">CPU</th>
                   <th scope="col">Memory</th>
+                  <th scope="col">Storage</th>
                   <th scope="col">GPUs</th>
                   <th scope="col">Machines</th>
                 </tr>
@@ -125,6 +142,7 @@ export default function FleetHosts() {
                     </td>
                     <Load h={h} />
                     <Memory h={h} />
+                    <Storage h={h} />
                     <Gpus h={h} />
                     <Machines h={h} />
                   </tr>

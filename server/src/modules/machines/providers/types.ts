@@ -33,6 +33,9 @@ export interface FleetMember {
   /** The 1-minute load average where the engine reports it. */
   load: number | null;
   gpus: { vendor: string; product: string }[];
+  /** The desktops' storage pool on the host (roots and homes): bytes used and its size. */
+  storageUsed: number | null;
+  storageTotal: number | null;
   machines: { machineId: string; instance: string; status: string; gpu: boolean }[];
 }
 

@@ -35,6 +35,9 @@ export interface MemberDetail extends Member {
   memoryUsed: number | null;
   load: number | null;
   gpus: { vendor: string; product: string }[];
+  /** The desktops' storage pool on the member (their roots and homes): bytes used and its size. */
+  storageUsed: number | null;
+  storageTotal: number | null;
 }
 
 interface Resources {
@@ -76,7 +79,7 @@ export function staleOf(names: string[]): string[] {
   });
 }
 
-export function createCluster(lxd: LxdClient, gpuProfile: string) {
+export function createCluster(lxd: LxdClient, gpuProfile: string, pool: string) {
   let enabled: Promise<boolean> | null = null;
   let stateUnsupported = false;
 
@@ -112,11 +115,19 @@ export function createCluster(lxd: LxdClient, gpuProfile: string) {
     }
   }
 
+  /** The pool's space on a member (or the one host); null where the engine does not answer. */
+  async function storageOf(target: string | null): Promise<{ used?: number; total?: number } | null> {
+    const at = target === null ? '' : `?target=${encodeURIComponent(target)}`;
+    const r = await lxd.get<{ space?: { used?: number; total?: number } }>(`/1.0/storage-pools/${encodeURIComponent(pool)}/resources${at}`).catch(() => null);
+    return r?.space ?? null;
+  }
+
   async function detail(m: Member, single = false): Promise<MemberDetail> {
-    if (!m.online) return { ...m, cpus: null, memoryTotal: null, memoryUsed: null, load: null, gpus: [] };
-    const [r, load] = await Promise.all([
+    if (!m.online) return { ...m, cpus: null, memoryTotal: null, memoryUsed: null, load: null, gpus: [], storageUsed: null, storageTotal: null };
+    const [r, load, space] = await Promise.all([
       lxd.get<Resources>(single ? '/1.0/resources' : `/1.0/resources?target=${encodeURIComponent(m.name)}`).catch(() => null),
       single ? null : loadOf(m.name),
+      storageOf(single ? null : m.name),
     ]);
     return {
       ...m,
@@ -125,6 +136,8 @@ export function createCluster(lxd: LxdClient, gpuProfile: string) {
       memoryUsed: r?.memory?.used ?? null,
       load,
       gpus: (r?.gpu?.cards ?? []).map((c) => ({ vendor: c.vendor ?? '', product: c.product ?? c.driver ?? 'GPU' })),
+      storageUsed: space?.used ?? null,
+      storageTotal: space?.total ?? null,
     };
   }
 
@@ -145,6 +158,8 @@ export function createCluster(lxd: LxdClient, gpuProfile: string) {
         memoryUsed: d.memoryUsed ?? 0,
         load: d.load ?? undefined,
         gpus: d.gpus.length,
+        storageTotal: d.storageTotal ?? undefined,
+        storageUsed: d.storageUsed ?? undefined,
         desktops: mine.length + (pending.get(d.name) ?? 0),
         gpuDesktops: mine.filter((i) => i.profiles.includes(gpuProfile)).length,
       };

@@ -24,6 +24,16 @@ describe('placement of a new desktop', () => {
     expect(place([member('a', { memoryUsed: 12 * GiB }), member('b', { desktops: 3 })], want)).toEqual({ member: 'a' });
   });
 
+  it('leaves a member whose storage pool is nearly full for last, and takes it when nothing else fits', () => {
+    const TB = 1e12;
+    const full = { storageTotal: TB, storageUsed: 0.97 * TB };
+    expect(place([member('a', full), member('b', { memoryUsed: 20 * GiB, storageTotal: TB, storageUsed: 0.2 * TB })], want)).toEqual({ member: 'b' });
+    // A member that does not report its pool is not held back for it.
+    expect(place([member('a', full), member('b')], want)).toEqual({ member: 'b' });
+    // Storage does not decide whether a desktop fits: a full pool beats a member without the memory.
+    expect(place([member('a', full), member('b', { memoryUsed: 30 * GiB })], want)).toEqual({ member: 'a' });
+  });
+
   it("counts our desktops' limits, so desktops started together that use nothing yet spread over the members", () => {
     const members = [member('a'), member('b')];
     const chosen: string[] = [];

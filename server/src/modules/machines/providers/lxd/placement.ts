@@ -2,10 +2,11 @@
  * Where a new desktop goes in an LXD cluster: pure logic, no I/O (cluster.ts gathers the figures). A member is a
  * candidate when it is online and, for a desktop that needs a GPU, has a card no desktop of ours holds. Among the
  * candidates, the member the machine's home lives on (a local pool) is the only choice; otherwise the one with the most
- * free capacity: the smaller of its free memory and free CPU shares, where what is
+ * free capacity: the smallest of its free memory, free CPU and free storage shares, where what is
  * used is the larger of what the member reports and what our desktops there may take (their limits), so ten desktops
  * started together that use nothing yet still spread. A member where the desktop does not fit is chosen only when
- * none fits (limits are ceilings: idle desktops use a fraction of them).
+ * none fits (limits are ceilings: idle desktops use a fraction of them). Storage counts only in the score: quotas are
+ * ceilings too, but a member whose pool is nearly full is the last choice (its homes could not grow there).
  */
 
 export interface MemberLoad {
@@ -20,6 +21,9 @@ export interface MemberLoad {
   load?: number;
   /** GPU cards on the member. */
   gpus: number;
+  /** The desktops' storage pool on the member (bytes), where the engine reports it. */
+  storageTotal?: number;
+  storageUsed?: number;
   /** Our desktops running or being started there. */
   desktops: number;
   /** Of those, the ones holding a GPU. */
@@ -42,13 +46,17 @@ export type Placement = { member: string } | { error: string };
 export const NO_MEMBER_ONLINE = 'No host of the cluster is online.';
 export const NO_FREE_GPU = 'Every GPU of the cluster is in use.';
 
-/** The free share (0..1, below 0 when over-committed) of memory and CPU after this desktop, and whether it fits. */
+/**
+ * The free share (0..1, below 0 when over-committed) of memory and CPU after this desktop, and of the storage pool, and
+ * whether the desktop fits.
+ */
 export function headroom(m: MemberLoad, want: Want): { score: number; fits: boolean } {
   const memUsed = Math.max(m.memoryUsed, m.desktops * want.memoryBytes);
   const cpuUsed = Math.max(m.load ?? 0, m.desktops * want.cpus);
   const memFree = m.memoryTotal - memUsed - want.memoryBytes;
   const cpuFree = m.cpus - cpuUsed - want.cpus;
-  const score = Math.min(m.memoryTotal > 0 ? memFree / m.memoryTotal : -1, m.cpus > 0 ? cpuFree / m.cpus : -1);
+  const storageFree = m.storageTotal ? (m.storageTotal - (m.storageUsed ?? 0)) / m.storageTotal : 1;
+  const score = Math.min(m.memoryTotal > 0 ? memFree / m.memoryTotal : -1, m.cpus > 0 ? cpuFree / m.cpus : -1, storageFree);
   return { score, fits: memFree >= 0 && cpuFree >= 0 };
 }
 

@@ -93,7 +93,7 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
   const links = createDesktopLinks(lxd, (instance) => {
     if (notAwaited(instance)) changeListeners.forEach((l) => l());
   });
-  const cluster = createCluster(lxd, GPU_PROFILE);
+  const cluster = createCluster(lxd, GPU_PROFILE, opts.pool);
   /** A machine's instance now (a cluster can have replaced `hd-<id>` after losing its member); filled by lookups. */
   const names = new Map<string, string>();
   const removing = new Set<string>();
