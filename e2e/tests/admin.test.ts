@@ -106,6 +106,10 @@ it('an operator runs every console section and adjusts hours that show in the ba
   const used = Number(await storage.getByRole('meter', { name: /storage used$/ }).getAttribute('aria-valuenow'));
   expect(Math.abs(used - (pool.space.used / pool.space.total) * 100)).toBeLessThan(2);
   expect(used).toBeGreaterThan(0); // the pool holds the desktop image at least
+  // The same figures for Prometheus (a scraper on this host).
+  const metrics = await (await fetch(`${t.server.base}/metrics`)).text();
+  expect(Number(/^hyperdesk_host_storage_size_bytes\{host="[^"]+"\} (\d+)$/m.exec(metrics)?.[1])).toBe(pool.space.total);
+  expect(metrics).toMatch(/^hyperdesk_host_up\{host="[^"]+"\} 1$/m);
   expect(await seriousViolations(page)).toEqual([]);
   await snap(page, 'admin-fleet');
   // A pool nearly full says so: the host's figures as LXD gives them, its use raised to 95% on the way to the page.

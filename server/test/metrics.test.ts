@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { startTestServer, type TestServer } from './harness';
+import type { MachineProvider } from '../src/modules/machines/providers/types';
 import { fakeProvider, fakeRfbServer, machineRow, seedMachine, seedUser, signFor } from './machines-fixtures';
 
 const TOKEN = 'metrics-token-0123456789';
@@ -39,6 +40,35 @@ describe('GET /metrics', () => {
     await rfb.close();
   });
 
+  it("reports each host's state and storage pool from the provider in one read, and none when the engine fails", async () => {
+    const host = (name: string, online: boolean, storageUsed: number | null, storageTotal: number | null) => ({
+      name, online, message: '', cpus: null, memoryTotal: null, memoryUsed: null, load: null, gpus: [], storageUsed, storageTotal, machines: [],
+    });
+    let reads = 0;
+    const engine = provider as { fleet?: MachineProvider['fleet'] };
+    engine.fleet = async () => {
+      reads++;
+      return [host('a', true, 9e9, 40e9), host('b', false, null, null)];
+    };
+    let text = await scrape();
+    expect(reads).toBe(1);
+    expect(sample(text, 'hyperdesk_host_up', { host: 'a' })).toBe(1);
+    expect(text).toContain('hyperdesk_host_up{host="b"} 0');
+    expect(sample(text, 'hyperdesk_host_storage_used_bytes', { host: 'a' })).toBe(9e9);
+    expect(sample(text, 'hyperdesk_host_storage_size_bytes', { host: 'a' })).toBe(40e9);
+    expect(text).not.toContain('hyperdesk_host_storage_used_bytes{host="b"}'); // an offline host's pool is unknown
+    // The next scrape reads again; an engine that does not answer leaves the families empty, the scrape answers.
+    engine.fleet = async () => {
+      reads++;
+      throw new Error('engine unreachable');
+    };
+    text = await scrape();
+    expect(reads).toBe(2);
+    expect(text).toContain('# TYPE hyperdesk_host_up gauge');
+    expect(text).not.toContain('hyperdesk_host_up{');
+    delete engine.fleet;
+  });
+
   it('names every family per Prometheus conventions', async () => {
     const text = await scrape();
     for (const family of [
@@ -52,6 +82,9 @@ describe('GET /metrics', () => {
       'hyperdesk_webhook_delivery_retries_total',
       'hyperdesk_http_request_duration_seconds',
       'hyperdesk_connect_sessions_open',
+      'hyperdesk_host_up',
+      'hyperdesk_host_storage_used_bytes',
+      'hyperdesk_host_storage_size_bytes',
     ]) {
       expect(text, family).toContain(`# TYPE ${family} `);
     }

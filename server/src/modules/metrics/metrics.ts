@@ -78,10 +78,20 @@ export const httpSeconds = once(
     }),
 );
 
+/** A host machines run on, as the scrape-time host gauges read it from the machine provider. */
+export interface HostFigures {
+  name: string;
+  online: boolean;
+  storageUsed: number | null;
+  storageTotal: number | null;
+}
+
 /** Where the scrape-time gauges read the database (the last app built in this process; null after it closed). */
 export interface GaugeSource {
   machinesByState(): Promise<{ observed: string; desired: string; n: number }[]>;
   ordersByStatus(): Promise<{ status: string; n: number }[]>;
+  /** The provider's hosts (none where it does not report them). */
+  hosts(): Promise<HostFigures[]>;
 }
 let source: GaugeSource | null = null;
 export function setGaugeSource(s: GaugeSource): () => void {
@@ -127,5 +137,47 @@ export const ordersGauge = once(
       },
     }),
 );
+
+/**
+ * The hosts as one scrape reads them: the registry collects every family at once, so the three host families share
+ * the read in flight (a few engine calls per host); an engine that does not answer leaves them empty for this scrape.
+ */
+let hostRead: Promise<HostFigures[] | null> | null = null;
+function hostsNow(): Promise<HostFigures[] | null> {
+  if (!source) return Promise.resolve(null);
+  return (hostRead ??= source
+    .hosts()
+    .catch(() => null)
+    .finally(() => {
+      hostRead = null;
+    }));
+}
+
+function hostGauge(name: string, help: string, value: (h: HostFigures) => number | null) {
+  return once(
+    name,
+    () =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['host'] as const,
+        async collect() {
+          this.reset();
+          for (const h of (await hostsNow()) ?? []) {
+            const v = value(h);
+            if (v !== null) this.set({ host: h.name }, v);
+          }
+        },
+      }),
+  );
+}
+
+export const hostUp = hostGauge('hyperdesk_host_up', 'Whether a host machines run on is online (1) or not (0), as the machine provider reports it', (h) => (h.online ? 1 : 0));
+export const hostStorageUsed = hostGauge(
+  'hyperdesk_host_storage_used_bytes',
+  "Bytes in use in the desktops' storage pool on a host (their roots and homes: every home's quota draws on it)",
+  (h) => h.storageUsed,
+);
+export const hostStorageSize = hostGauge('hyperdesk_host_storage_size_bytes', "Size of the desktops' storage pool on a host", (h) => h.storageTotal);
 
 export { register as metricsRegistry };

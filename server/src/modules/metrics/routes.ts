@@ -20,7 +20,7 @@ export async function observeHttp(req: FastifyRequest, reply: FastifyReply): Pro
  * GET /metrics in the Prometheus text format. Served to scrapers on this host (the socket peer is loopback and no
  * proxy forwarded the request) or to whoever presents `Authorization: Bearer $METRICS_TOKEN`; others get 404 (no
  * token configured) or 401. It carries counts only, no ids. Gauges of machines and orders are read from the database
- * at scrape time.
+ * at scrape time, those of the hosts (online, storage pool) from the machine provider.
  */
 export async function metricsPage(root: FastifyInstance, ctx: Ctx): Promise<void> {
   const token = ctx.config.METRICS_TOKEN ? Buffer.from(`Bearer ${ctx.config.METRICS_TOKEN}`) : null;
@@ -29,6 +29,7 @@ export async function metricsPage(root: FastifyInstance, ctx: Ctx): Promise<void
     machinesByState: async () =>
       (await db.execute(sql`select observed, desired, count(*)::int as n from machines group by observed, desired`)).rows as never,
     ordersByStatus: async () => (await db.execute(sql`select status, count(*)::int as n from orders group by status`)).rows as never,
+    hosts: async () => (await ctx.machines.provider.fleet?.()) ?? [],
   });
   root.addHook('onClose', async () => unset());
 
