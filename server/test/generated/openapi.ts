@@ -4322,6 +4322,8 @@ export interface operations {
                                 vendor: string;
                                 product: string;
                             }[];
+                            storageUsed: number | null;
+                            storageTotal: number | null;
                             machines: {
                                 id: string;
                                 name: string | null;
