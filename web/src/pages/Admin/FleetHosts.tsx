@@ -39,13 +39,22 @@ function Load({ h }: { h: FleetHost }) {
   );
 }
 
+/** "4.1 GB of 26 GB", the share used and its meter: a host's memory or storage. */
+function Usage({ used, total, label }: { used: number; total: number; label: string }) {
+  return (
+    <>
+      {gb(used)} of {gb(total)}
+      <span className={styles.sub}>{Math.round((used / total) * 100)}% used</span>
+      <Meter used={used} total={total} label={label} />
+    </>
+  );
+}
+
 function Memory({ h }: { h: FleetHost }) {
   if (h.memoryTotal === null || h.memoryUsed === null) return <td>—</td>;
   return (
     <td>
-      {gb(h.memoryUsed)} of {gb(h.memoryTotal)}
-      <span className={styles.sub}>{Math.round((h.memoryUsed / h.memoryTotal) * 100)}% used</span>
-      <Meter used={h.memoryUsed} total={h.memoryTotal} label={`${h.name} memory used`} />
+      <Usage used={h.memoryUsed} total={h.memoryTotal} label={`${h.name} memory used`} />
     </td>
   );
 }
@@ -55,13 +64,10 @@ const STORAGE_NEARLY_FULL = 0.9;
 
 function Storage({ h }: { h: FleetHost }) {
   if (h.storageTotal === null || h.storageUsed === null || h.storageTotal <= 0) return <td>—</td>;
-  const share = h.storageUsed / h.storageTotal;
   return (
     <td>
-      {gb(h.storageUsed)} of {gb(h.storageTotal)}
-      <span className={styles.sub}>{Math.round(share * 100)}% used</span>
-      <Meter used={h.storageUsed} total={h.storageTotal} label={`${h.name} storage used`} />
-      {share >= STORAGE_NEARLY_FULL ? <span className={own.warn}>Nearly full: desktops here cannot write once it is</span> : null}
+      <Usage used={h.storageUsed} total={h.storageTotal} label={`${h.name} storage used`} />
+      {h.storageUsed / h.storageTotal >= STORAGE_NEARLY_FULL ? <span className={own.warn}>Nearly full: desktops here cannot write once it is</span> : null}
     </td>
   );
 }

@@ -115,20 +115,15 @@ export function createCluster(lxd: LxdClient, gpuProfile: string, pool: string) 
     }
   }
 
-  /** The pool's space on a member (or the one host); null where the engine does not answer. */
-  async function storageOf(target: string | null): Promise<{ used?: number; total?: number } | null> {
-    const at = target === null ? '' : `?target=${encodeURIComponent(target)}`;
-    const r = await lxd.get<{ space?: { used?: number; total?: number } }>(`/1.0/storage-pools/${encodeURIComponent(pool)}/resources${at}`).catch(() => null);
-    return r?.space ?? null;
-  }
-
   async function detail(m: Member, single = false): Promise<MemberDetail> {
     if (!m.online) return { ...m, cpus: null, memoryTotal: null, memoryUsed: null, load: null, gpus: [], storageUsed: null, storageTotal: null };
-    const [r, load, space] = await Promise.all([
-      lxd.get<Resources>(single ? '/1.0/resources' : `/1.0/resources?target=${encodeURIComponent(m.name)}`).catch(() => null),
+    const at = single ? '' : `?target=${encodeURIComponent(m.name)}`;
+    const [r, load, pooled] = await Promise.all([
+      lxd.get<Resources>(`/1.0/resources${at}`).catch(() => null),
       single ? null : loadOf(m.name),
-      storageOf(single ? null : m.name),
+      lxd.get<{ space?: { used?: number; total?: number } }>(`/1.0/storage-pools/${encodeURIComponent(pool)}/resources${at}`).catch(() => null),
     ]);
+    const space = pooled?.space;
     return {
       ...m,
       cpus: r?.cpu?.total ?? null,
