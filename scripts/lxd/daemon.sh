@@ -27,6 +27,8 @@ if [ -n "$(daemon_pids)" ] && ! timeout $(( ${LXD_HUNG_AFTER:-30} + 5 )) "$DAEMO
 fi
 if [ -z "$(daemon_pids)" ]; then
   if [ -s "$LOG" ]; then step "the LXD daemon had stopped; its log ended with:"; log_tail 10 || true; fi
+  # It would SIGKILL whatever process now has a pid its helpers had before they died (stale-pids.sh says why).
+  sh "$(dirname "$0")/stale-pids.sh" "$ENGINE_DIR"
   step "starting the LXD daemon"
   setsid $CMD >/dev/null 2>&1 < /dev/null 9>&- &
 fi

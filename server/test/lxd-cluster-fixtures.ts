@@ -139,8 +139,13 @@ export function inOwnNamespaces(ns: string, scratch: string, command: string): s
   return [`--net=/run/netns/${ns}`, 'unshare', '--mount', '--propagation', 'private', 'sh', '-c', script];
 }
 
-/** A member's daemon in its own network and mount namespaces (inOwnNamespaces). */
+/**
+ * A member's daemon in its own network and mount namespaces (inOwnNamespaces). A member that comes back after all its
+ * processes died first loses its helpers' stale pid files, as npm start's daemon.sh does: its daemon would SIGKILL
+ * whatever process of the test run now has its dead dnsmasq's pid.
+ */
 function startDaemon(ns: string, dir: string): void {
+  sh('sh', [path.join(import.meta.dirname, '../../scripts/lxd/stale-pids.sh'), dir]);
   const child = spawn('nsenter', inOwnNamespaces(ns, dir, `lxd --group lxd --logfile=${dir}/lxd.log`), {
     env: { ...process.env, LXD_DIR: dir },
     detached: true,

@@ -1,5 +1,5 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -46,6 +46,14 @@ describe('the LXD daemon script', () => {
       throw new Error(`daemon.sh failed:\n${e.stdout}\n${e.stderr}`, { cause: err });
     }
   };
+  /** The test network's dnsmasq (its daemon's helper, which outlives the daemon). */
+  const dnsmasqPids = () => {
+    try {
+      return execFileSync('pgrep', ['-f', '--', `--dhcp-leasefile=${dir}/networks/`], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+    } catch {
+      return [];
+    }
+  };
   const killDaemon = (signal: NodeJS.Signals) => {
     for (const p of daemonPids()) process.kill(p, signal);
   };
@@ -60,6 +68,7 @@ describe('the LXD daemon script', () => {
   afterAll(async () => {
     bystander?.kill('SIGKILL');
     killDaemon('SIGKILL');
+    for (const p of dnsmasqPids()) process.kill(p, 'SIGKILL');
     for (let i = 0; i < 50 && daemonPids().length; i++) await new Promise((r) => setTimeout(r, 100));
     execFileSync('sh', ['-c', `ip netns del ${NS} 2>/dev/null || true`]);
     rmSync(root, { recursive: true, force: true });
@@ -98,4 +107,34 @@ describe('the LXD daemon script', () => {
     expect(await answers()).toBe(true);
     expect(daemonPids()).not.toContain(hung);
   }, 300_000);
+
+  it("a host whose processes all died: the daemon started again kills no process that now has its dead dnsmasq's pid", async () => {
+    await run('lxc', ['network', 'create', 'hdd0', 'ipv4.address=10.249.7.1/24', 'ipv4.nat=false', 'ipv4.firewall=false', 'ipv6.address=none'], { env: env() });
+    const pidFile = path.join(dir, 'networks', 'hdd0', 'dnsmasq.pid');
+    const recorded = () => Number(/^pid: (\d+)$/m.exec(readFileSync(pidFile, 'utf8'))?.[1]);
+    await until(() => dnsmasqPids().includes(recorded()));
+    // Everything dies (a reboot that kept the disk, a restored snapshot); the dead dnsmasq's pid goes to another process.
+    killDaemon('SIGKILL');
+    for (const p of dnsmasqPids()) process.kill(p, 'SIGKILL');
+    await until(() => !daemonPids().length && !dnsmasqPids().length);
+    const other = spawn('/bin/sleep', ['600'], { stdio: 'ignore' });
+    await new Promise((r) => other.once('spawn', r));
+    writeFileSync(pidFile, readFileSync(pidFile, 'utf8').replace(/^pid: \d+$/m, `pid: ${other.pid}`));
+    try {
+      expect(await daemonSh()).toContain(`LXD: removing the stale pid file ${pidFile} (pid ${other.pid} no longer runs dnsmasq)`);
+      // The network is up again with a new dnsmasq: the moment a daemon that trusted the file would have killed the pid.
+      await until(() => existsSync(pidFile) && dnsmasqPids().includes(recorded()));
+      expect(recorded()).not.toBe(other.pid);
+      const state = existsSync(`/proc/${other.pid}/stat`) ? readFileSync(`/proc/${other.pid}/stat`, 'utf8').split(') ')[1]![0] : 'gone';
+      expect(state, 'the process that has the pid now still runs').not.toMatch(/^(Z|gone)$/);
+    } finally {
+      other.kill('SIGKILL');
+    }
+  }, 300_000);
 });
+
+/** Waits for a condition that the daemon brings about (120 s at most). */
+async function until(ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 1200 && !ok(); i++) await new Promise((r) => setTimeout(r, 100));
+  expect(ok()).toBe(true);
+}
