@@ -113,11 +113,13 @@ describe('the LXD daemon script', () => {
     const pidFile = path.join(dir, 'networks', 'hdd0', 'dnsmasq.pid');
     const recorded = () => Number(/^pid: (\d+)$/m.exec(readFileSync(pidFile, 'utf8'))?.[1]);
     await until(() => dnsmasqPids().includes(recorded()));
-    // Everything dies (a reboot that kept the disk, a restored snapshot); the dead dnsmasq's pid goes to another process.
+    // Everything dies (a reboot that kept the disk, a restored snapshot); the dead dnsmasq's pid goes to another process,
+    // here even one whose program is called dnsmasq too (it is not the one recorded: its arguments differ).
     killDaemon('SIGKILL');
     for (const p of dnsmasqPids()) process.kill(p, 'SIGKILL');
     await until(() => !daemonPids().length && !dnsmasqPids().length);
-    const other = spawn('/bin/sleep', ['600'], { stdio: 'ignore' });
+    symlinkSync('/bin/sleep', path.join(root, 'bin', 'dnsmasq'));
+    const other = spawn(path.join(root, 'bin', 'dnsmasq'), ['600'], { stdio: 'ignore' });
     await new Promise((r) => other.once('spawn', r));
     writeFileSync(pidFile, readFileSync(pidFile, 'utf8').replace(/^pid: \d+$/m, `pid: ${other.pid}`));
     try {
