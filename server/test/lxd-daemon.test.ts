@@ -13,7 +13,8 @@ const NS = 'hdd-test';
 /**
  * scripts/lxd/daemon.sh, which npm start's host set-up runs, on a NEW LXD daemon of its own directory (in its own
  * network and mount namespaces; the host's daemon is not touched): it starts a daemon, starts it again after it died
- * while a process named lxd (what every running instance's monitor is called) stays, and replaces one that hangs.
+ * while a process named lxd (what every running instance's monitor is called) stays, replaces one that hangs, and,
+ * after every process died, starts it without the engine killing the process that now has its dead dnsmasq's pid.
  */
 describe('the LXD daemon script', () => {
   let root: string;
@@ -118,6 +119,7 @@ describe('the LXD daemon script', () => {
     killDaemon('SIGKILL');
     for (const p of dnsmasqPids()) process.kill(p, 'SIGKILL');
     await until(() => !daemonPids().length && !dnsmasqPids().length);
+    mkdirSync(path.join(root, 'bin'), { recursive: true });
     symlinkSync('/bin/sleep', path.join(root, 'bin', 'dnsmasq'));
     const other = spawn(path.join(root, 'bin', 'dnsmasq'), ['600'], { stdio: 'ignore' });
     await new Promise((r) => other.once('spawn', r));
