@@ -19,7 +19,7 @@ for f in "$dir"/networks/*/*.pid "$dir"/devices/*/*.pid; do
   # What the pid runs now: its program and first argument (dnsmasq --keep-in-foreground; lxd forkdns, where another
   # daemon is lxd too). An instance's monitor ("[lxc monitor] …", one string) matches nothing.
   # shellcheck disable=SC2046
-  set -f; set -- $(tr '\0' '\n' < "/proc/$pid/cmdline" 2>/dev/null | head -n 2); set +f
+  set -f; set -- $(tr '\0' '\n' 2>/dev/null < "/proc/$pid/cmdline" | head -n 2); set +f
   if [ $# -eq 0 ] || [ "${1##*/}" != "${name##*/}" ] || [ "${2:-}" != "$arg" ]; then
     echo "LXD: removing the stale pid file $f (pid $pid no longer runs ${name##*/})"
     rm -f -- "$f"
