@@ -4,6 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inOwnNamespaces } from './lxd-cluster-fixtures';
+import { until } from './machines-desktops';
 
 const run = promisify(execFile);
 const DAEMON_SH = path.join(import.meta.dirname, '../../scripts/lxd/daemon.sh');
@@ -23,13 +24,15 @@ describe('the LXD daemon script', () => {
   let bystander: ChildProcess | undefined;
   const cmd = () => `lxd --group lxd --logfile=${log}`;
   const env = () => ({ ...process.env, LXD_DIR: dir, LXD_LOG: log, LXD_HUNG_AFTER: '3' });
-  const daemonPids = () => {
+  /** The pids pgrep finds with these arguments (none: pgrep's failure). */
+  const pgrep = (args: string[]) => {
     try {
-      return execFileSync('pgrep', ['-x', '-f', '--', cmd()], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+      return execFileSync('pgrep', args, { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
     } catch {
       return [];
     }
   };
+  const daemonPids = () => pgrep(['-x', '-f', '--', cmd()]);
   const answers = async () => {
     try {
       await run('lxc', ['query', '/1.0'], { env: env(), timeout: 10_000 });
@@ -48,13 +51,7 @@ describe('the LXD daemon script', () => {
     }
   };
   /** The test network's dnsmasq (its daemon's helper, which outlives the daemon). */
-  const dnsmasqPids = () => {
-    try {
-      return execFileSync('pgrep', ['-f', '--', `--dhcp-leasefile=${dir}/networks/`], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
-    } catch {
-      return [];
-    }
-  };
+  const dnsmasqPids = () => pgrep(['-f', '--', `--dhcp-leasefile=${dir}/networks/`]);
   const killDaemon = (signal: NodeJS.Signals) => {
     for (const p of daemonPids()) process.kill(p, signal);
   };
@@ -113,12 +110,12 @@ describe('the LXD daemon script', () => {
     await run('lxc', ['network', 'create', 'hdd0', 'ipv4.address=10.249.7.1/24', 'ipv4.nat=false', 'ipv4.firewall=false', 'ipv6.address=none'], { env: env() });
     const pidFile = path.join(dir, 'networks', 'hdd0', 'dnsmasq.pid');
     const recorded = () => Number(/^pid: (\d+)$/m.exec(readFileSync(pidFile, 'utf8'))?.[1]);
-    await until(() => dnsmasqPids().includes(recorded()));
+    await until('its dnsmasq', () => dnsmasqPids().includes(recorded()), 120_000);
     // Everything dies (a reboot that kept the disk, a restored snapshot); the dead dnsmasq's pid goes to another process,
     // here even one whose program is called dnsmasq too (it is not the one recorded: its arguments differ).
     killDaemon('SIGKILL');
     for (const p of dnsmasqPids()) process.kill(p, 'SIGKILL');
-    await until(() => !daemonPids().length && !dnsmasqPids().length);
+    await until('the daemon and dnsmasq gone', () => !daemonPids().length && !dnsmasqPids().length, 120_000);
     mkdirSync(path.join(root, 'bin'), { recursive: true });
     symlinkSync('/bin/sleep', path.join(root, 'bin', 'dnsmasq'));
     const other = spawn(path.join(root, 'bin', 'dnsmasq'), ['600'], { stdio: 'ignore' });
@@ -127,7 +124,7 @@ describe('the LXD daemon script', () => {
     try {
       expect(await daemonSh()).toContain(`LXD: removing the stale pid file ${pidFile} (pid ${other.pid} no longer runs dnsmasq)`);
       // The network is up again with a new dnsmasq: the moment a daemon that trusted the file would have killed the pid.
-      await until(() => existsSync(pidFile) && dnsmasqPids().includes(recorded()));
+      await until('a new dnsmasq', () => existsSync(pidFile) && dnsmasqPids().includes(recorded()), 120_000);
       expect(recorded()).not.toBe(other.pid);
       const state = existsSync(`/proc/${other.pid}/stat`) ? readFileSync(`/proc/${other.pid}/stat`, 'utf8').split(') ')[1]![0] : 'gone';
       expect(state, 'the process that has the pid now still runs').not.toMatch(/^(Z|gone)$/);
@@ -136,9 +133,3 @@ describe('the LXD daemon script', () => {
     }
   }, 300_000);
 });
-
-/** Waits for a condition that the daemon brings about (120 s at most). */
-async function until(ok: () => boolean): Promise<void> {
-  for (let i = 0; i < 1200 && !ok(); i++) await new Promise((r) => setTimeout(r, 100));
-  expect(ok()).toBe(true);
-}
