@@ -19,6 +19,7 @@ import { courseStates, poster, startSeededServer } from './production-server';
 import { desktopMemory, instanceProcesses, printDesktopMemory } from './memory';
 import { fmtMs, percentile, ratio } from './stats';
 import { classStart } from './classroom/class-start';
+import { describeHost } from './host';
 
 const RUNS = Number(process.argv[2] ?? 3);
 const VMS = Number(process.argv[3] ?? 40);
@@ -38,6 +39,7 @@ async function seedCourses(database: Database) {
 }
 
 async function main() {
+  console.log(describeHost());
   const server = await startSeededServer('classroom', seedCourses);
   const { base, project } = server;
   const { owner, courseId, baselineId } = server.seeded;

@@ -18,6 +18,7 @@ import { lxdDeployment } from '../server/test/lxd-fixtures';
 import { until } from '../server/test/machines-desktops';
 import { lxdDaemonCpu } from './cpu-split';
 import { ratio } from './stats';
+import { describeHost } from './host';
 
 const N = Number(process.argv[2] ?? 10);
 const SECONDS = Number(process.argv[3] ?? 60);
@@ -51,6 +52,7 @@ async function phase(look: (id: string) => Promise<boolean>, ids: string[]) {
 }
 
 async function main() {
+  console.log(describeHost());
   const d = await lxdDeployment({ memoryMb: 1024, pids: 400, diskMb: 200 });
   const ids = Array.from({ length: N }, () => randomUUID());
   try {

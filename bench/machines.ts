@@ -25,6 +25,7 @@ import { askTicket, gatewayStream } from './classroom/students';
 import { balanceEntry, poster, startSeededServer } from './production-server';
 import { desktopMemory, instanceProcesses, printDesktopMemory } from './memory';
 import { fmtMs, percentile, ratio } from './stats';
+import { describeHost } from './host';
 
 const RUNS_1 = Number(process.argv[2] ?? 5);
 const RUNS_10 = Number(process.argv[3] ?? 3);
@@ -151,6 +152,7 @@ async function greeting(base: string, token: string, packId: string): Promise<vo
 }
 
 async function main() {
+  console.log(describeHost());
   const server = await startSeededServer('machines', seedCustomers);
   const { base, project } = server;
   const customers = server.seeded.map((c) => {

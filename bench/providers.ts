@@ -27,6 +27,7 @@ import { vncHandshake } from '../server/test/machines-desktops';
 import { INCUS, LXD, lxdDeployment } from '../server/test/lxd-fixtures';
 import { cpuSnapshot, cpuSplit } from './cpu-split';
 import { fmtBytes, fmtMs, percentile } from './stats';
+import { describeHost } from './host';
 
 const RUNS = Number(process.argv[2] ?? 5);
 const CLASS = Number(process.argv[3] ?? 40);
@@ -209,6 +210,7 @@ async function measure(s: Subject) {
 const p50p95 = (ms: number[]) => `p50 ${fmtMs(percentile(ms, 50))}  p95 ${fmtMs(percentile(ms, 95))}`;
 
 async function main() {
+  console.log(describeHost());
   console.log(`Machine providers on this host: ${RUNS} starts of an existing machine, 10 together, a classroom of ${CLASS}.`);
   const results = new Map<string, Awaited<ReturnType<typeof measure>>>();
   for (const make of [lxdSubject]) {

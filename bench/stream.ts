@@ -48,6 +48,7 @@ import { keyToPhoton, withoutSkewedClock, type PressParts } from './stream/press
 import { selkiesRuns, selkiesTable } from './stream/selkies';
 import { asUser, gearsFps, PATCH, sleep, until, waitIn, writeScene } from './stream/desktop';
 import { fmtMs, percentile, ratio } from './stats';
+import { describeHost } from './host';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SELF = fileURLToPath(import.meta.url);
@@ -82,6 +83,7 @@ async function outer() {
   const which = process.argv[5] ?? 'both';
   if (!['webrtc', 'vnc', 'both'].includes(which)) throw new Error('the fifth argument is webrtc, vnc or both');
   const transports: ('webrtc' | 'vnc')[] = which === 'both' ? ['webrtc', 'vnc'] : [which as 'webrtc' | 'vnc'];
+  console.log(describeHost());
   await buildServerOnce();
   const link: Link = planLink({ ...LINK, maxSeconds: LIMIT_MS / 1000 });
   const dataDir = mkdtempSync(path.join(tmpdir(), 'hd-bench-stream-'));

@@ -23,6 +23,7 @@ import { instanceProcesses } from './memory';
 import { Duplex } from 'node:stream';
 import { startCapture, THUMB } from '../server/src/modules/wall/capture';
 import { THUMB_BYTES_PER_SECOND } from '../server/src/modules/wall/stream';
+import { describeHost } from './host';
 
 const INSTANCES = process.argv[2] === '--instances';
 const VMS = INSTANCES ? 0 : Number(process.argv[2] ?? 40);
@@ -106,6 +107,7 @@ async function seedCourse(database: Database) {
 }
 
 async function main() {
+  console.log(describeHost());
   const server = await startSeededServer('wall', seedCourse);
   const { base, project } = server;
   const { owner, courseId } = server.seeded;

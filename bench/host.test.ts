@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { childCpuMs, commandCpuMs, describeHost } from './host';
+
+describe('the host line', () => {
+  it("reads children's CPU from a stat line whose command name holds spaces and ') '", () => {
+    const fields = ['S', ...Array.from({ length: 12 }, (_, i) => String(i + 1)), '7', '5', '0'];
+    expect(childCpuMs(`42 (a) b (c) ${fields.join(' ')}`)).toBe(120);
+  });
+
+  it('counts the CPU a command spends, and nothing for one that does not run', () => {
+    const busy = commandCpuMs('sh', ['-c', 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done']);
+    expect(busy).toBeGreaterThan(0);
+    expect(commandCpuMs('/nonexistent/program', [])).toBeNull();
+    expect(commandCpuMs('false', [])).toBeNull();
+  });
+
+  it('names the CPU, its cores and both yardsticks', () => {
+    expect(describeHost()).toMatch(/^host: .+, \d+ cores, \d+ GiB; (no lxd|`lxd --version` \d+ ms of CPU); SHA-256 of 64 MiB \d+ ms; load /);
+  });
+});
