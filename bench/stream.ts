@@ -198,6 +198,8 @@ interface Run {
   toReceive: number[];
   /** keydown → the tab's handler running it (the tab's main thread's share). */
   handling: number[];
+  /** The bench's look at a frame for the key's colour, ms. */
+  checking: number[];
   /** The tab's clock: the driver's press → the keydown handler; the handler → the frame handed to the page. */
   pressToHandler: number[];
   handlerToFrame: number[];
@@ -463,6 +465,7 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
     fromPress: keys.fromPress,
     toReceive: keys.toReceive,
     handling: keys.handling,
+    checking: keys.checking,
     pressToHandler: keys.pressToHandler,
     handlerToFrame: keys.handlerToFrame,
     presses: keys.each,
@@ -545,7 +548,8 @@ async function innerMain(cfg: InnerConfig) {
             `${r.toReceive.length ? `; key → frame received p50 ${fmtMs(percentile(r.toReceive, 50))}` : ''}` +
             `${r.skewedMs !== null ? `; the key's and the frame's timestamps read key → frame received p50 ${fmtMs(r.skewedMs)}, under the round trip: left out` : ''}` +
             `${r.handling.length ? `; key → the tab's handler p50 ${fmtMs(percentile(r.handling, 50))}` : ''}` +
-            `${r.handlerToFrame.length ? `; on the tab's clock: press → handler p50 ${fmtMs(percentile(r.pressToHandler, 50))}, handler → frame p50 ${fmtMs(percentile(r.handlerToFrame, 50))} / p95 ${fmtMs(percentile(r.handlerToFrame, 95))}` : ''}), ` +
+            `${r.handlerToFrame.length ? `; on the tab's clock: press → handler p50 ${fmtMs(percentile(r.pressToHandler, 50))}, handler → frame p50 ${fmtMs(percentile(r.handlerToFrame, 50))} / p95 ${fmtMs(percentile(r.handlerToFrame, 95))}` : ''}` +
+            `${r.checking.length ? `; the bench's look at a frame p50 ${percentile(r.checking, 50).toFixed(1)} ms` : ''}), ` +
             `first frame ${fmtMs(r.frame)}, content ${fmtMs(r.content)} (online ${fmtMs(r.online)}), ` +
             `encoder ${r.cpu.toFixed(2)} cores ${r.rssMiB.toFixed(0)} MiB, glxgears ${r.gearsFps.toFixed(1)} fps, ` +
             `while uploading ${r.uploadFps.toFixed(1)} fps (upload ${r.uploadKbps.toFixed(0)} kbit/s); ${r.detail}`,

@@ -8,6 +8,7 @@ const run = (toReceive: number[]): Presses => ({
   handling: toReceive.map(() => 1),
   pressToHandler: toReceive.map(() => 5),
   handlerToFrame: toReceive.map((t) => t + 30),
+  checking: toReceive.map(() => 2),
   pairs: toReceive.map((t) => ({ photon: t + 3, received: t })),
   each: toReceive.map((t) => ({ fromPress: t + 40, latency: t + 3, pressToHandler: 5, handlerToFrame: t + 30, toReceive: t })),
   misses: 0,

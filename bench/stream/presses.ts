@@ -21,6 +21,8 @@ export interface Presses {
    */
   pressToHandler: number[];
   handlerToFrame: number[];
+  /** The bench's own look at one frame for the key's colour, ms (mean per press): what the observer costs the tab. */
+  checking: number[];
   /** Both of a press's photon and received times, for the budget by stage. */
   pairs: { photon: number; received: number }[];
   /** Each press whose colour showed, its times together (ms; NaN where a time was missing), for the slowest ones' stages. */
@@ -45,7 +47,7 @@ export interface PressParts {
  * tab shows it, whatever draws that picture (the Connect tab's video or canvas, another streamer's video).
  */
 export async function keyToPhoton(tab: Page, samples: number): Promise<Presses> {
-  const out: Presses = { latencies: [], fromPress: [], toReceive: [], handling: [], pressToHandler: [], handlerToFrame: [], pairs: [], each: [], misses: 0, stale: 0 };
+  const out: Presses = { latencies: [], fromPress: [], toReceive: [], handling: [], pressToHandler: [], handlerToFrame: [], checking: [], pairs: [], each: [], misses: 0, stale: 0 };
   for (let i = 0; i < samples; i++) {
     const want = i % 2 ? 'r' : 'g';
     // A patch that already shows the colour (the last press did not change it) would time a frame the key did not make.
@@ -53,7 +55,7 @@ export async function keyToPhoton(tab: Page, samples: number): Promise<Presses> 
       out.stale++;
       continue;
     }
-    const seen = tab.evaluate(awaitColour(want, PATCH.x, PATCH.y, want)) as Promise<{ shown: number; at: number; key: number; handled: number; received: number }>;
+    const seen = tab.evaluate(awaitColour(want, PATCH.x, PATCH.y, want)) as Promise<{ shown: number; at: number; key: number; handled: number; received: number; checkMs?: number }>;
     await sleep(50);
     // The driver's own clock of the press and the page's of the frame, both performance.now() in the tab: an upper
     // bound whatever the frame's and the event's own timestamps say (runs read key → photon below the link's round
@@ -68,6 +70,7 @@ export async function keyToPhoton(tab: Page, samples: number): Promise<Presses> 
     if (r.handled >= 0 && r.key >= 0) out.handling.push(r.handled - r.key);
     if (r.handled >= 0) out.pressToHandler.push(r.handled - issued);
     if (r.shown >= 0 && r.handled >= 0) out.handlerToFrame.push(r.at - r.handled);
+    if (r.checkMs !== undefined && r.checkMs >= 0) out.checking.push(r.checkMs);
     if (r.shown >= 0 && r.received > 0 && r.key >= 0) out.pairs.push({ photon: r.shown - r.key, received: r.received - r.key });
     if (r.shown >= 0) {
       const known = (ok: boolean, ms: number) => (ok ? ms : NaN);
