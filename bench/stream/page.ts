@@ -184,8 +184,9 @@ const FRAME_PIXELS = String.raw`const framePixels = async (v, x, y) => {
 /**
  * Expression: resolves with the time the desktop's frame first shows colour `want` ('r' red, 'g' green, 'b' blue)
  * at desktop pixel (x, y), and the time of the last keydown of `key` (both performance.now() ms), or -1 after 5 s.
- * From the tab's keydown of `key` on, WebRTC: checked on every decoded frame (requestVideoFrameCallback; its presentation
- * time); VNC: on every animation frame, on the canvas noVNC paints. For WebRTC also the time that frame's last packet arrived (receiveTime).
+ * From the tab's keydown of `key` on, WebRTC: checked on every decoded frame (requestVideoFrameCallback; its
+ * presentation time); VNC: on every animation frame, on the canvas noVNC paints. For WebRTC also the time that frame's
+ * last packet arrived (receiveTime).
  */
 export function awaitColour(want: 'r' | 'g' | 'b', x: number, y: number, key: string): string {
   return String.raw`new Promise((resolve) => {
