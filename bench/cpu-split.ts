@@ -5,17 +5,26 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 
-const TICK_S = 0.01; // USER_HZ is 100 on Linux
+export const TICK_S = 0.01; // USER_HZ is 100 on Linux
 
 interface Snapshot {
   at: number;
   parts: Map<string, number>;
 }
 
+/**
+ * Clock ticks of a /proc/<pid>/stat line: the process's own (utime + stime) and its waited-for children's (cutime +
+ * cstime). The fields are counted from the last ') ', after the command name, which may hold spaces and ') ' itself.
+ */
+export function statTicks(stat: string): { own: number; children: number } {
+  const f = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+  return { own: Number(f[11]) + Number(f[12]), children: Number(f[13]) + Number(f[14]) };
+}
+
 function procTicks(pid: number | string, withChildren: boolean): number {
   try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return Number(f[11]) + Number(f[12]) + (withChildren ? Number(f[13]) + Number(f[14]) : 0);
+    const t = statTicks(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    return t.own + (withChildren ? t.children : 0);
   } catch {
     return 0;
   }

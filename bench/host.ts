@@ -9,14 +9,13 @@ import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { readFileSync } from 'node:fs';
+import { statTicks, TICK_S } from './cpu-split';
 
-const TICK_MS = 10; // USER_HZ is 100 on Linux
 const RUNS = 5;
 
 /** CPU ms of this process's waited-for children so far (/proc/self/stat: cutime + cstime). */
 export function childCpuMs(stat = readFileSync('/proc/self/stat', 'utf8')): number {
-  const f = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-  return (Number(f[13]) + Number(f[14])) * TICK_MS;
+  return statTicks(stat).children * TICK_S * 1000;
 }
 
 /** Mean CPU ms of one run of the command (RUNS runs, for the clock tick's 10 ms grain), or null where it does not run. */
