@@ -7,7 +7,6 @@ extension at min 0 / max 0 so Chrome renders each frame as soon as it is decoded
 """
 import json
 import os
-import re
 import threading
 import time
 from urllib.parse import quote
@@ -20,6 +19,7 @@ from gi.repository import GLib, Gst, GstSdp, GstVideo, GstWebRTC  # noqa: E402
 import guard  # noqa: E402
 import icepace  # noqa: E402
 import playout  # noqa: E402
+from offer import as_sent  # noqa: E402
 from ratecontrol import Aimd, QUALITY_KBPS  # noqa: E402
 from framerate import fps_for, vbv_ms  # noqa: E402
 from timing import FrameTiming  # noqa: E402
@@ -31,8 +31,6 @@ from inorder import InOrder  # noqa: E402
 CPUS = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else (os.cpu_count() or 1)
 # Encoder threads = H.264 slices: Chrome's decoder has trouble with more than four.
 THREADS = max(1, min(4, CPUS))
-# How long the browser waits for a retransmission before it asks for a keyframe (its own default is far longer).
-RTX_TIME_MS = 125
 PLAYOUT_EXT_ID = 5
 # The tab's sums of relative moves (inorder.py) stay far inside a float's exact integers.
 SUM_MAX = 2 ** 49
@@ -48,14 +46,6 @@ def turn_uri(url, user, cred):
     rest = rest.split('?', 1)[0]
     transport = 'turns' if scheme == 'turns' else 'turn'
     return '%s://%s:%s@%s' % (transport, quote(user, safe=''), quote(cred, safe=''), rest.lstrip('/'))
-
-
-def with_rtx_time(sdp):
-    """The offer with rtx-time on each RTX format (webrtcbin leaves it out): the browser then asks for a lost packet
-    again or for a keyframe after RTX_TIME_MS instead of its default."""
-    if 'rtx-time=' in sdp:
-        return re.sub(r'rtx-time=\d+', 'rtx-time=%d' % RTX_TIME_MS, sdp)
-    return re.sub(r'(a=fmtp:\d+ apt=\d+)', r'\1;rtx-time=%d' % RTX_TIME_MS, sdp)
 
 
 def video_branch(codec, encoder, kbps, fps):
@@ -225,7 +215,7 @@ class Peer:
         reply = promise.get_reply()
         offer = reply.get_value('offer')
         self.webrtc.emit('set-local-description', offer, Gst.Promise.new())
-        self.agent.send(self.conn, {'type': 'offer', 'sdp': with_rtx_time(offer.sdp.as_text())})
+        self.agent.send(self.conn, {'type': 'offer', 'sdp': as_sent(offer.sdp.as_text())})
         self.agent.log_fn('offer sent %.0f ms after the viewer started' % ((time.monotonic() - self.started_at) * 1000))
 
     def on_ice(self, _el, mline, candidate):
