@@ -93,13 +93,13 @@ it('streams the desktop over WebRTC: a moving picture, typing, clipboard both wa
   // One offer per viewer (the agent states the video's caps up front and offers once its input channel exists).
   const agentLog = machineLog(t.server, b.machineId);
   expect(agentLog.match(/offer sent/g)?.length).toBe(agentLog.match(/viewer started, codec/g)?.length);
-  // The agent opened DTLS (its offer says setup:active, server/agent/offer.py): the tab is the DTLS server, so no
-  // ClientHello of the tab's waits for a retransmission while the agent's ICE catches up.
+  // The tab opens DTLS (the agent's offer says actpass): the agent as the opener waited a second whenever its
+  // ClientHello, in two datagrams, came before the tab's DTLS had started (server/agent/offer.py).
   const dtls = (await tab.evaluate(async () => {
     const stats = await (window as unknown as { peers: RTCPeerConnection[] }).peers[0]!.getStats();
     return [...stats.values()].filter((s: { type: string }) => s.type === 'transport').map((s: { dtlsState?: string; dtlsRole?: string }) => `${s.dtlsState} ${s.dtlsRole}`);
   })) as string[];
-  expect(dtls).toEqual(['connected server']);
+  expect(dtls).toEqual(['connected client']);
 
   // Typing reaches the desktop: the xterm runs what we type, and the file it writes lands in the home folder.
   // A desktop that has just come up may lose the first keys (its terminal not focused yet on a loaded host, or the

@@ -2,12 +2,16 @@
 
 - rtx-time on each RTX format (webrtcbin leaves it out): the browser asks for a lost packet again, or for a keyframe,
   after RTX_TIME_MS instead of its own, far longer, default.
-- a=setup:active instead of actpass: the agent opens DTLS and the browser answers passive. As the DTLS server the
-  agent dropped the browser's first ClientHello: the browser sends it as soon as its own ICE check is answered, but
-  webrtcbin starts DTLS only once the agent's ICE is connected too (its transportsendbin), a round trip later, and
-  the browser sent it again only after about 100 ms. As the client the agent sends its ClientHello the moment its ICE
-  connects, and a browser that gets it before its own side is ready keeps it. webrtcbin's own description stays
-  actpass; with the answer's passive it becomes the client (its _get_final_setup).
+
+It leaves DTLS's roles as webrtcbin offers them (actpass: the browser answers active and opens DTLS). Tried the
+other way (a=setup:active, the agent opening DTLS), measured and reverted: GStreamer 1.22's DTLS BIO answers
+OpenSSL's MTU query with 0, so OpenSSL cuts every handshake message into 256-byte datagrams and the agent's
+ClientHello goes out in two; a browser that gets it before its own side of DTLS has started keeps one datagram
+of it (Chrome caches a single early ClientHello packet), the handshake then waits for OpenSSL's first
+retransmission, 1 s later (two runs of three on a slow VM: ICE → DTLS 640 ms and 1.23 s, against about 170 ms).
+As it is, the browser's first ClientHello comes before the agent's ICE is connected (webrtcbin starts DTLS only
+then, and the agent's ICE is connected only once its own checks are answered, after the browser's) and is dropped;
+the browser sends it again about 100 ms later, as every capture showed. ARCHITECTURE.md, "Latency".
 """
 import re
 
@@ -19,11 +23,3 @@ def with_rtx_time(sdp):
         return re.sub(r'rtx-time=\d+', 'rtx-time=%d' % RTX_TIME_MS, sdp)
     return re.sub(r'(a=fmtp:\d+ apt=\d+)', r'\1;rtx-time=%d' % RTX_TIME_MS, sdp)
 
-
-def as_dtls_client(sdp):
-    return sdp.replace('a=setup:actpass', 'a=setup:active')
-
-
-def as_sent(sdp):
-    """The offer as the browser gets it."""
-    return as_dtls_client(with_rtx_time(sdp))

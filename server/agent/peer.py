@@ -19,7 +19,7 @@ from gi.repository import GLib, Gst, GstSdp, GstVideo, GstWebRTC  # noqa: E402
 import guard  # noqa: E402
 import icepace  # noqa: E402
 import playout  # noqa: E402
-from offer import as_sent  # noqa: E402
+from offer import with_rtx_time  # noqa: E402
 from ratecontrol import Aimd, QUALITY_KBPS  # noqa: E402
 from framerate import fps_for, vbv_ms  # noqa: E402
 from timing import FrameTiming  # noqa: E402
@@ -215,7 +215,7 @@ class Peer:
         reply = promise.get_reply()
         offer = reply.get_value('offer')
         self.webrtc.emit('set-local-description', offer, Gst.Promise.new())
-        self.agent.send(self.conn, {'type': 'offer', 'sdp': as_sent(offer.sdp.as_text())})
+        self.agent.send(self.conn, {'type': 'offer', 'sdp': with_rtx_time(offer.sdp.as_text())})
         self.agent.log_fn('offer sent %.0f ms after the viewer started' % ((time.monotonic() - self.started_at) * 1000))
 
     def on_ice(self, _el, mline, candidate):
