@@ -20,6 +20,7 @@ export const OBSERVE = String.raw`(() => {
       this.addEventListener('connectionstatechange', () => { if (this.connectionState === 'connected') mark('connected'); });
       // ICE's own connected (a pair answered): from there to 'connected' is the DTLS handshake.
       this.addEventListener('iceconnectionstatechange', () => { if (this.iceConnectionState === 'connected') mark('ice'); });
+      this.addEventListener('track', (e) => { if (e.track.kind === 'video') mark('track'); });
       // The agent's stage timing ({"t":"timing",...} every 2 s on the input channel; the app ignores it).
       this.addEventListener('datachannel', (e) => e.channel.addEventListener('message', (m) => {
         try {
@@ -63,6 +64,16 @@ export const OBSERVE = String.raw`(() => {
   Wrapped.prototype = WS.prototype;
   for (const k of ['CONNECTING', 'OPEN', 'CLOSING', 'CLOSED']) Wrapped[k] = WS[k];
   w.WebSocket = Wrapped;
+  // The first video frame the page is called back for (the app asks, webrtc.ts): when its last packet came and when
+  // the callback ran, both on the page's clock.
+  const rvfc = HTMLVideoElement.prototype.requestVideoFrameCallback;
+  if (rvfc) HTMLVideoElement.prototype.requestVideoFrameCallback = function (cb) {
+    return rvfc.call(this, (now, meta) => {
+      if (meta && meta.receiveTime !== undefined && hd.at['frame received'] === undefined) hd.at['frame received'] = meta.receiveTime;
+      mark('frame callback');
+      return cb(now, meta);
+    });
+  };
   // noVNC paints into a back buffer and, once per framebuffer update, draws it onto the visible canvas: a "flip".
   const draw = CanvasRenderingContext2D.prototype.drawImage;
   CanvasRenderingContext2D.prototype.drawImage = function (img, ...rest) {
