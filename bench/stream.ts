@@ -329,7 +329,7 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
   const marks = (await tab.evaluate('window.__hd.at')) as Record<string, number>;
   // The first frame is the one the page was called back for (the app asks for it with requestVideoFrameCallback;
   // page.ts notes when the call came). The look above polls each animation frame for a <video> whose readyState says
-  // it has a picture, which on a slow VM came 90-130 ms after that call: its lag comes off. noVNC's canvas and
+  // it has a picture, which on a busy 2-core VM came 66-130 ms after that call: its lag comes off. noVNC's canvas and
   // Selkies-GStreamer's player make no such call, and keep the look's time.
   const called = marks['frame callback'];
   const lookLag = called !== undefined && called <= frameInTab ? frameInTab - called : 0;

@@ -8,7 +8,7 @@ other way (a=setup:active, the agent opening DTLS), measured and reverted: GStre
 OpenSSL's MTU query with 0, so OpenSSL cuts every handshake message into 256-byte datagrams and the agent's
 ClientHello goes out in two; a browser that gets it before its own side of DTLS has started keeps one datagram
 of it (Chrome caches a single early ClientHello packet), the handshake then waits for OpenSSL's first
-retransmission, 1 s later (two runs of three on a slow VM: ICE → DTLS 640 ms and 1.23 s, against about 170 ms).
+retransmission, 1 s later (two connects of five on a 2-core EPYC VM: ICE → DTLS 640 ms and 1.23 s, against about 170 ms).
 As it is, the browser's first ClientHello comes before the agent's ICE is connected (webrtcbin starts DTLS only
 then, and the agent's ICE is connected only once its own checks are answered, after the browser's) and is dropped;
 the browser sends it again about 100 ms later, as every capture showed. ARCHITECTURE.md, "Latency".
@@ -22,4 +22,3 @@ def with_rtx_time(sdp):
     if 'rtx-time=' in sdp:
         return re.sub(r'rtx-time=\d+', 'rtx-time=%d' % RTX_TIME_MS, sdp)
     return re.sub(r'(a=fmtp:\d+ apt=\d+)', r'\1;rtx-time=%d' % RTX_TIME_MS, sdp)
-
