@@ -314,6 +314,57 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
   const frameSeen = performance.now();
   await waitIn(tab, `${COLOURS} >= 4`, 'the desktop content', 90_000);
   const content = performance.now();
+  const shown = await transportShown(cfg, b, transport, tab);
+  const { lookLag, milestones } = await tabMilestones(cfg, b, transport, tab, frameInTab, opened);
+  const frame = frameSeen - lookLag;
+  await startScene(cfg, b, tab);
+  const sample = await sampleStream(cfg, b, transport, tab, milestones);
+  const gears = gearsFps(cfg.project, b.machineId);
+
+  // Input → photon: alternate red and green on the patch.
+  const { presses: keys, skewedMs } = withoutSkewedClock(await keyToPhoton(tab, cfg.samples), sample.stages?.rttMs ?? NaN);
+  sample.stages?.pairs.push(...keys.pairs);
+
+  const up = await uploadSample(tab, cfg.seconds);
+
+  await tab.close();
+  await card.getByRole('button', { name: 'Stop' }).click();
+  await until(async () => (await statusOf(cfg.base, b.token, b.machineId)) === 'offline', 'the machine to stop', 120_000);
+  return {
+    transport,
+    shown,
+    online,
+    frame: frame - t0,
+    content: content - t0,
+    tabFrame: frame - opened,
+    tabContent: content - opened,
+    fps: sample.fps,
+    kbps: sample.kbps,
+    freezePct: sample.freezePct,
+    freezes: sample.freezeN,
+    latencies: keys.latencies,
+    fromPress: keys.fromPress,
+    toReceive: keys.toReceive,
+    handling: keys.handling,
+    checking: keys.checking,
+    pressToHandler: keys.pressToHandler,
+    handlerToFrame: keys.handlerToFrame,
+    presses: keys.each,
+    misses: keys.misses,
+    stale: keys.stale,
+    skewedMs,
+    cpu: sample.cpu,
+    rssMiB: sample.rssMiB,
+    gearsFps: gears,
+    detail: sample.detail,
+    stages: sample.stages,
+    uploadFps: up.fps,
+    uploadKbps: up.kbps,
+  };
+}
+
+/** The transport the tab says it uses once connected; a WebRTC run that fell back prints the agent's log. */
+async function transportShown(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', tab: Page): Promise<string> {
   await tab.locator('main[data-phase="connected"]').waitFor({ timeout: 30_000 });
   const shown = (await tab.getByTestId('transport').innerText()).trim();
   if (transport === 'webrtc' && shown !== 'WebRTC') {
@@ -325,15 +376,22 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
     }
     console.error(`WebRTC fell back to ${shown}; the agent's log:\n${agentLog}`);
   }
+  return shown;
+}
+
+/**
+ * The tab's milestones as one line (its page, the requests, the socket, signaling, media, the first frame, and the
+ * agent's own timeline), and how much later than the page's video-frame callback the look found the first frame.
+ */
+async function tabMilestones(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', tab: Page, frameInTab: number, opened: number): Promise<{ lookLag: number; milestones: string }> {
   // Inside the tab, from its navigation start: gateway socket created / open, the agent's offer, media connected, frame.
   const marks = (await tab.evaluate('window.__hd.at')) as Record<string, number>;
   // The first frame is the one the page was called back for (the app asks for it with requestVideoFrameCallback;
-  // page.ts notes when the call came). The look above polls each animation frame for a <video> whose readyState says
-  // it has a picture, which on a busy 2-core VM came 66-130 ms after that call: its lag comes off. noVNC's canvas and
-  // Selkies-GStreamer's player make no such call, and keep the look's time.
+  // page.ts notes when the call came). The first-frame look (measure) polls each animation frame for a <video> whose
+  // readyState says it has a picture, which on a busy 2-core VM came 66-130 ms after that call: its lag comes off.
+  // noVNC's canvas and Selkies-GStreamer's player make no such call, and keep the look's time.
   const called = marks['frame callback'];
   const lookLag = called !== undefined && called <= frameInTab ? frameInTab - called : 0;
-  const frame = frameSeen - lookLag;
   // The page before the socket: its document, and the requests the socket waited for (the session, the ticket).
   const page = (await tab.evaluate(`(() => {
     const nav = performance.getEntriesByType('navigation')[0];
@@ -347,7 +405,7 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
   })()`)) as { app: number; first: number; earlyAnswer: number; html: number; dom: number; refresh: [number, number][]; ticket: [number, number][]; scripts: [number, number][] };
   const socketUrl = String(await tab.evaluate('window.__hd.socketUrl || ""'));
   const fromDashboard = await handed;
-  const whose = fromDashboard && socketUrl.includes(`ticket=${fromDashboard.ticket}`) ? `the dashboard's (its answer ${fmtMs(fromDashboard.at - at.opened)} after the click)` : "the tab's own";
+  const whose = fromDashboard && socketUrl.includes(`ticket=${fromDashboard.ticket}`) ? `the dashboard's (its answer ${fmtMs(fromDashboard.at - opened)} after the click)` : "the tab's own";
   const span = (xs: [number, number][]) => xs.map(([a, b]) => `${fmtMs(a)}–${fmtMs(b)}`).join(' + ') || 'none';
   const inTab = [
     `page ${fmtMs(page.html)} (DOM ${fmtMs(page.dom)})`,
@@ -372,7 +430,11 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
   }
   const milestones = `tab: ${[...inTab, `first frame ${fmtMs(frameInTab - lookLag)}${lookLag ? ` (the look found it ${fmtMs(lookLag)} later)` : ''}`].join(', ')}${agentSide}`;
 
-  // The scene: started from the desktop's xterm, then the patch (on top, focused) waits for keys.
+  return { lookLag, milestones };
+}
+
+/** The scene: started from the desktop's xterm, then the patch (on top, focused) waits for keys. */
+async function startScene(cfg: InnerConfig, b: Buyer, tab: Page): Promise<void> {
   writeScene(cfg.project, b.machineId);
   const term = await pageXY(tab, XTERM.x, XTERM.y);
   for (let attempt = 1; ; attempt++) {
@@ -397,7 +459,12 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
   const patch = await pageXY(tab, PATCH.x, PATCH.y);
   await tab.mouse.click(patch.x, patch.y);
   await sleep(6000); // glxgears compiles its shaders and reports its first 5 s
+}
 
+type StreamSample = { fps: number; kbps: number; freezePct: number; freezeN: number; detail: string; stages: StageInputs | null; cpu: number; rssMiB: number };
+
+/** cfg.seconds of the stream: its rate, bits, freezes, the encoder's CPU and memory, and for WebRTC the stage inputs. */
+async function sampleStream(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', tab: Page, milestones: string): Promise<StreamSample> {
   const encoder = () =>
     findInInstance(instanceOf(b.machineId), (p) => (transport === 'webrtc' ? p.comm.startsWith('python3') && p.cmdline.includes('agent.py') : p.comm === 'Xvnc'));
   const pids = encoder();
@@ -445,48 +512,7 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
     freezeN = f.count;
     detail = `noVNC canvas updates over the gateway WebSocket; ${milestones}`;
   }
-  const gears = gearsFps(cfg.project, b.machineId);
-
-  // Input → photon: alternate red and green on the patch.
-  const { presses: keys, skewedMs } = withoutSkewedClock(await keyToPhoton(tab, cfg.samples), stages?.rttMs ?? NaN);
-  stages?.pairs.push(...keys.pairs);
-
-  const up = await uploadSample(tab, cfg.seconds);
-
-  await tab.close();
-  await card.getByRole('button', { name: 'Stop' }).click();
-  await until(async () => (await statusOf(cfg.base, b.token, b.machineId)) === 'offline', 'the machine to stop', 120_000);
-  return {
-    transport,
-    shown,
-    online,
-    frame: frame - t0,
-    content: content - t0,
-    tabFrame: frame - opened,
-    tabContent: content - opened,
-    fps,
-    kbps,
-    freezePct,
-    freezes: freezeN,
-    latencies: keys.latencies,
-    fromPress: keys.fromPress,
-    toReceive: keys.toReceive,
-    handling: keys.handling,
-    checking: keys.checking,
-    pressToHandler: keys.pressToHandler,
-    handlerToFrame: keys.handlerToFrame,
-    presses: keys.each,
-    misses: keys.misses,
-    stale: keys.stale,
-    skewedMs,
-    cpu,
-    rssMiB,
-    gearsFps: gears,
-    detail,
-    stages,
-    uploadFps: up.fps,
-    uploadKbps: up.kbps,
-  };
+  return { fps, kbps, freezePct, freezeN, detail, stages, cpu, rssMiB };
 }
 
 /**
