@@ -93,6 +93,10 @@ it('streams the desktop over WebRTC: a moving picture, typing, clipboard both wa
   // One offer per viewer (the agent states the video's caps up front and offers once its input channel exists).
   const agentLog = machineLog(t.server, b.machineId);
   expect(agentLog.match(/offer sent/g)?.length).toBe(agentLog.match(/viewer started, codec/g)?.length);
+  // The agent's DTLS handshake in 1,200-byte datagrams with a 250 ms first resend (server/agent/dtlsflight.py),
+  // installed before its first DTLS object.
+  expect(agentLog).toContain('DTLS flight: datagrams of up to 1200 bytes, the first resend after 250 ms');
+  expect(agentLog.indexOf('DTLS flight:')).toBeLessThan(agentLog.indexOf('DTLS certificate made'));
   // The tab opens DTLS (the agent's offer says actpass): the agent as the opener waited a second whenever its
   // ClientHello, in two datagrams, came before the tab's DTLS had started (server/agent/offer.py).
   const dtls = (await tab.evaluate(async () => {

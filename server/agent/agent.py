@@ -25,6 +25,7 @@ from gi.repository import GLib, Gst, GstSdp, GstWebRTC  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from clipwatch import ClipboardWatch  # noqa: E402
+import dtlsflight  # noqa: E402
 import dtlskey  # noqa: E402
 import guard  # noqa: E402
 from peer import Peer  # noqa: E402
@@ -260,6 +261,8 @@ def main():
     # the encoders are probed waits in the backlog (its messages are handled once the main loop runs).
     srv = listen(args.socket)
     Gst.init(None)
+    # Before the first DTLS object: its handshake in 1,200-byte datagrams, a lost one sent again after 250 ms.
+    dtlsflight.install(log)
     prewarm(args.dtls_key)
     agent = Agent(args)
     threading.Thread(target=agent.serve, args=(srv,), daemon=True).start()
