@@ -12,6 +12,8 @@ retransmission, 1 s later (two connects of five on a 2-core EPYC VM: ICE → DTL
 As it is, the browser's first ClientHello comes before the agent's ICE is connected (webrtcbin starts DTLS only
 then, and the agent's ICE is connected only once its own checks are answered, after the browser's) and is dropped;
 the browser sends it again about 100 ms later, as every capture showed. ARCHITECTURE.md, "Latency".
+Tried again once the agent's handshake went out in 1,200-byte datagrams (dtlsflight.py), its hello in one: no gain on
+the wire (the agent now mostly answers the browser's first hello, once its own ICE is connected), so it stays as it is.
 """
 import re
 
