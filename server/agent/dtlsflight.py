@@ -2,7 +2,7 @@
 
 GStreamer 1.22's DTLS connection answers OpenSSL's MTU query with 0 (later releases say 1200), so OpenSSL falls back
 to its smallest MTU and sends the agent's flight (server hello, certificate, key exchange, certificate request) in
-256-byte datagrams: 7 where 2 would do. One of them lost, OpenSSL sends the flight again only after its first
+256-byte datagrams: six where two would do. One of them lost, OpenSSL sends the flight again only after its first
 retransmission timer, 1 s (RFC 6347's), and the viewer's first picture waits for it: at 0.5% loss one connect in three
 of a bench stalled 1.2 s in DTLS (docs/benchmarks.md).
 
