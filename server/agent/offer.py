@@ -13,8 +13,8 @@ As it is, the browser's first ClientHello comes before the agent's ICE is connec
 then, and the agent's ICE is connected only once its own checks are answered, after the browser's) and is dropped;
 the browser sends it again about 100 ms later, as every capture showed. ARCHITECTURE.md, "Latency".
 Tried again once the agent's handshake went out in 1,200-byte datagrams (dtlsflight.py), its hello in one: no gain on
-the wire (from the moment the agent's ICE is connected the handshake takes as many round trips either way, and the
-agent's answer to the browser's hello now mostly leaves before the browser sends it again), so it stays as it is.
+the wire (from the moment the agent's ICE is connected the handshake takes as many round trips either way), so it
+stays as it is.
 """
 import re
 
