@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { childCpuMs, commandCpuMs, describeHost } from './host';
+import { childCpuMs, commandCpuMs, describeHost, describeKernel, kernelCosts } from './host';
 
-// Both yardsticks run commands whose CPU, not time, is what they count: room to finish on a slow, busy VM.
+// The yardsticks run commands whose CPU, not time, is what they count: room to finish on a slow, busy VM.
 describe('the host line', { timeout: 120_000 }, () => {
   it("reads children's CPU from a stat line whose command name holds spaces and ') '", () => {
     const fields = ['S', ...Array.from({ length: 12 }, (_, i) => String(i + 1)), '7', '5', '0'];
@@ -16,7 +16,17 @@ describe('the host line', { timeout: 120_000 }, () => {
     expect(commandCpuMs('false', [])).toBeNull();
   });
 
-  it('names the CPU, its cores and both yardsticks', () => {
-    expect(describeHost()).toMatch(/^host: .+, \d+ cores, \d+ GiB; (no lxd|`lxd --version` \d+ ms of CPU); SHA-256 of 64 MiB \d+ ms; load /);
+  it('names the CPU, its cores and the yardsticks', () => {
+    expect(describeHost()).toMatch(/^host: .+, \d+ cores, \d+ GiB; (no lxd|`lxd --version` \d+ ms of CPU); SHA-256 of 64 MiB \d+ ms; a system call [\d.]+ µs, a page fault [\d.]+ µs \([\d.]+ µs a page mapped in one call\); load /);
+  });
+
+  // A page fault does what a bulk mapping does for each page (zeroing, mapping) and traps besides: never cheaper.
+  it("times a system call and a page's first touch, the touch dearer than a page mapped in bulk", () => {
+    const k = kernelCosts();
+    expect(k).not.toBeNull();
+    expect(k!.syscallUs).toBeGreaterThanOrEqual(0);
+    expect(k!.faultUs).toBeGreaterThan(k!.populateUs);
+    expect(describeKernel(null)).toBe('no python3 for the kernel yardstick');
+    expect(describeKernel({ syscallUs: 1.014, faultUs: 13.4, populateUs: 0.68 })).toBe('a system call 1.01 µs, a page fault 13 µs (0.68 µs a page mapped in one call)');
   });
 });
