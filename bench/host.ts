@@ -1,11 +1,11 @@
 /**
  * The machine a bench ran on, in one line printed before its figures: the same bench differs up to five-fold
  * between 2-core VMs that all call themselves "AMD EPYC" (README, Where the goals stand), so a figure is read
- * beside its host's speed. Two yardsticks: the CPU an `lxd --version` costs (the engine's Go start-up, which every
- * desktop's start pays three times; 31 ms on the fastest VM seen, 146 ms on the slowest), the time this process
+ * beside its host's speed. Three yardsticks: the CPU an `lxd --version` costs (the engine's Go start-up, which every
+ * desktop's start pays three times; 31 ms on the fastest VM seen, 184 ms on the slowest), the time this process
  * takes to hash 64 MiB with SHA-256 (plain CPU, no engine), and what entering the kernel costs (kernelCosts): on the
- * slow VMs a system call and above all a page fault cost ten to twenty times what they cost on the fast ones, and a
- * desktop's start takes tens of thousands of page faults (docs/benchmarks.md, Runs, 2026-12-02).
+ * slowest VM yet a page fault cost 14-23 µs, twenty times what its kernel takes to map a page when asked for many at
+ * once, and a desktop's start makes about 39,000 of them (docs/benchmarks.md, Runs, 2026-12-02).
  */
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';

@@ -107,10 +107,10 @@ const online = async (s: Subject, id: string) => {
 };
 
 /**
- * PSS of an idle desktop (the mean of the first 5, or of all in a smaller classroom), with all of the classroom running: once every desktop shows its content,
- * looked at every 5 s until it moves less than 1% (at most a minute). Read 3 s after the last was online instead, it
- * counted desktops still starting, whose shared files fewer desktops had mapped yet: 105 MiB where the settled figure
- * was 92 (2026-11-29).
+ * PSS of an idle desktop (the mean of the first 5, or of all in a smaller classroom), with all of the classroom
+ * running: once every desktop shows its content, looked at every 5 s until it moves less than 1% (at most a minute).
+ * Read 3 s after the last was online instead, it counted desktops still starting, whose shared files fewer desktops
+ * had mapped yet: 105 MiB where the settled figure was 92 (2026-11-29).
  */
 async function idlePss(s: Subject, machines: { machineId: string; name: string }[]): Promise<number> {
   for (const m of machines) await showsContent(s, m);
