@@ -77,9 +77,10 @@ export interface KernelCosts {
 /** What entering the kernel costs on this host (see KERNEL_PROBE), or null without python3. */
 export function kernelCosts(): KernelCosts | null {
   const r = spawnSync('python3', ['-c', KERNEL_PROBE], { encoding: 'utf8' });
-  const [syscallUs, faultUs, populateUs] = (r.status === 0 ? r.stdout : '').trim().split(/\s+/).map(Number);
-  if (![syscallUs, faultUs, populateUs].every((n) => Number.isFinite(n))) return null;
-  return { syscallUs: syscallUs!, faultUs: faultUs!, populateUs: populateUs! };
+  const read = r.status === 0 ? r.stdout.trim().split(/\s+/).map(Number) : [];
+  if (read.length !== 3 || !read.every(Number.isFinite)) return null;
+  const [syscallUs, faultUs, populateUs] = read as [number, number, number];
+  return { syscallUs, faultUs, populateUs };
 }
 
 const us = (n: number) => `${n < 10 ? n.toFixed(2) : n.toFixed(0)} µs`;
