@@ -5,7 +5,8 @@
  *   - start of an existing (stopped) machine → online (the provider reports it running and VNC greets) and →
  *     content (the desktop's terminal window is up), p50/p95 over RUNS;
  *   - the first start of a new machine (its instance made from the image, then started) → online and → content,
- *     p50/p95 over RUNS new machines, each destroyed after;
+ *     p50/p95 over RUNS new machines, each destroyed after; alternated with as many whose desktop was made ahead
+ *     (the provider's prepare, as the server's preparer does while nothing starts), then started;
  *   - 10 existing machines started together: until all are online;
  *   - Start All and Stop All of a 40-machine classroom (existing machines): until all online / all stopped;
  *   - memory per idle desktop: PSS of every process of the desktop (its container's processes and its
@@ -26,7 +27,7 @@ import { inPool } from '../server/src/modules/machines/pool';
 import { vncHandshake } from '../server/test/machines-desktops';
 import { INCUS, LXD, lxdDeployment } from '../server/test/lxd-fixtures';
 import { cpuSnapshot, cpuSplit } from './cpu-split';
-import { fmtBytes, fmtMs, percentile } from './stats';
+import { fmtBytes, fmtMs, percentile, ratio } from './stats';
 import { describeHost } from './host';
 
 const RUNS = Number(process.argv[2] ?? 5);
@@ -163,11 +164,18 @@ async function measure(s: Subject) {
     single.push(await startOnce(s, first));
     await s.provider.stop(first.machineId);
   }
+  // A new machine's first start, alternated: its desktop made by the start (the baseline), and made ahead as the
+  // server's preparer makes it while nothing starts (machines/preparer.ts; untimed), then started.
   const fresh: { online: number; content: number }[] = [];
+  const prepared: { online: number; content: number }[] = [];
   for (let r = 0; r < RUNS; r++) {
     const m = { machineId: randomUUID(), name: `Bench new desk ${r + 1}` };
     fresh.push(await startOnce(s, m));
     await s.provider.destroy(m.machineId);
+    const p = { machineId: randomUUID(), name: `Bench prepared desk ${r + 1}` };
+    await s.provider.prepare?.(p);
+    prepared.push(await startOnce(s, p));
+    await s.provider.destroy(p.machineId);
   }
   const t10 = performance.now();
   await Promise.all(machines.slice(0, 10).map((m) => s.provider.start(m)));
@@ -205,7 +213,7 @@ async function measure(s: Subject) {
   await Promise.all(machines.map((m) => s.provider.stop(m.machineId)));
   await until('all stopped', async () => (await s.provider.list()).length === 0);
   const stopAll = performance.now() - tStop;
-  return { single, fresh, ten, startAll, stopAll, pss };
+  return { single, fresh, prepared, ten, startAll, stopAll, pss };
 }
 
 const p50p95 = (ms: number[]) => `p50 ${fmtMs(percentile(ms, 50))}  p95 ${fmtMs(percentile(ms, 95))}`;
@@ -227,6 +235,8 @@ async function main() {
     console.log(`  start → online:  ${p50p95(r.single.map((x) => x.online))}`);
     console.log(`  start → content: ${p50p95(r.single.map((x) => x.content))}`);
     console.log(`  first start of a new machine → online: ${p50p95(r.fresh.map((x) => x.online))};  → content: ${p50p95(r.fresh.map((x) => x.content))}`);
+    const c = (xs: { content: number }[]) => percentile(xs.map((x) => x.content), 50);
+    console.log(`  … its desktop made ahead → online: ${p50p95(r.prepared.map((x) => x.online))};  → content: ${p50p95(r.prepared.map((x) => x.content))} (made at the start: ${ratio(c(r.fresh), c(r.prepared))} as long at p50)`);
     console.log(`  10 together → all online: ${fmtMs(r.ten)}`);
     console.log(`  Start All of ${CLASS} → all online: ${fmtMs(r.startAll)};  Stop All → all stopped: ${fmtMs(r.stopAll)}`);
     console.log(`  memory per idle desktop (PSS): ${fmtBytes(r.pss)}`);

@@ -213,6 +213,30 @@ EOF`, 120_000);
     expect((await d.said(b.machineId, 'ls -A ~ | grep -c work.txt')).out.trim()).toBe('0');
   }, 300_000);
 
+  it("prepare makes a new machine's desktop and home ahead of its first start, which then only starts it", async () => {
+    const c = { machineId: randomUUID(), name: 'Made ahead' };
+    const sent = vi.spyOn(d.lxd, 'send');
+    // What it makes: the instance and its home (the deployment's profile too, when nothing made it before).
+    const posts = () => sent.mock.calls.filter(([method, p]) => method === 'POST' && !p.startsWith('/1.0/profiles')).map(([, p]) => p.replace(/\?.*$/, ''));
+    try {
+      await d.provider.prepare!(c);
+      const inst = await d.lxd.get<{ status: string; devices: Record<string, Record<string, string>> }>(`/1.0/instances/${instanceOf(c.machineId)}`);
+      expect(inst.status).toBe('Stopped');
+      expect(inst.devices.home).toMatchObject({ type: 'disk', path: '/home/user' });
+      expect((await d.provider.describe(c.machineId)).state).toBe('stopped');
+      expect(await d.provider.list()).not.toContain(c.machineId); // made, not running
+      expect(posts()).toEqual(['/1.0/storage-pools/hyperdesk/volumes/custom', '/1.0/instances']);
+      sent.mockClear();
+      await d.provider.prepare!(c); // made already: nothing
+      await d.provider.start(c);
+      expect(posts()).toEqual([]);
+      expect((await vncHandshake((await running(c.machineId)).endpoint!)).name).toBe(c.name);
+    } finally {
+      sent.mockRestore();
+      await d.provider.destroy(c.machineId);
+    }
+  }, 240_000);
+
   it('destroy removes the instance and its home volume', async () => {
     await d.provider.destroy(b.machineId);
     expect((await d.provider.describe(b.machineId)).state).toBe('stopped');

@@ -35,6 +35,8 @@ export const machines = pgTable('machines', {
   runningHomeKey: text('running_home_key'),
   /** Reset machine asked for and not yet carried out by the reconciler: 'desktop' (home kept) or 'home' (erased too). */
   resetRequested: text('reset_requested').$type<ResetKind>(),
+  /** When its desktop was made ahead of its first start (migration 0860, machines/preparer.ts); null: not made yet. */
+  preparedAt: ts('prepared_at'),
   createdAt: ts('created_at').notNull().defaultNow(),
   updatedAt: ts('updated_at').notNull().defaultNow(),
   /** Course machines: a new value from one sequence whenever what the balance shows of it changes (migration 0740). */

@@ -87,6 +87,7 @@ export async function markOnline(d: StepDeps, r: Row, endpoint: Endpoint): Promi
       provider: d.provider.kind,
       providerRef: endpoint.ref,
       runningHomeKey: wantedHome(r),
+      preparedAt: sql`coalesce(${machines.preparedAt}, ${now})`, // its start made its desktop: the preparer need not
       updatedAt: now,
     })
     .where(and(eq(machines.id, r.id), eq(machines.desired, 'running'), ne(machines.observed, 'online')))
@@ -226,7 +227,7 @@ async function resetDesktop(d: StepDeps, r: Row, kind: ResetKind, now: Date): Pr
   d.lastHealth.delete(r.id);
   const done = await d.db
     .update(machines)
-    .set({ resetRequested: null, ...(r.desired === 'stopped' ? { stopReason: resetDone(kind) } : {}), updatedAt: d.clock.now() })
+    .set({ resetRequested: null, preparedAt: null, ...(r.desired === 'stopped' ? { stopReason: resetDone(kind) } : {}), updatedAt: d.clock.now() })
     .where(and(eq(machines.id, r.id), eq(machines.resetRequested, kind)))
     .returning({ desired: machines.desired });
   await d.publish(r.id);

@@ -5,6 +5,7 @@ import type { Clock } from '../../lib/clock';
 import type { Job } from '../../lib/jobs';
 import { audienceOf, type Events } from './events';
 import { inPool } from './pool';
+import { createPreparer } from './preparer';
 import type { MachineProvider } from './providers/types';
 import { converge, START_TIMEOUT_MS, type Row, type StepDeps } from './reconciler-steps';
 import { reconcilerErrors } from '../metrics/metrics';
@@ -52,6 +53,8 @@ export interface Reconciler {
   /** Asks for a pass soon (after a start or stop request); does nothing until the loop runs. */
   kick(): void;
   isLeader(): boolean;
+  /** The round of new machines' desktops being made ahead of their first start, if any (preparer.ts). */
+  prepared(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -130,6 +133,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     startBegan: new Map(),
     publish: async (id) => events.publish(await audienceOf(db, id), { type: 'balance' }),
   };
+  const preparer = createPreparer({ db, clock, provider, log });
 
   /** The machines that should run or still have a desktop. */
   async function loadRows(): Promise<Row[]> {
@@ -178,6 +182,8 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       }
     };
     await Promise.all([inPool(stops, deps.stopConcurrency ?? 40, attempt), inPool(rest, deps.concurrency ?? 8, attempt)]);
+    // New machines' desktops are made ahead of their first start, only while none starts (it never waits for them).
+    if (!closed && !rows.some((r) => r.desired === 'running' && r.observed !== 'online')) preparer.nudge();
     return pending;
   }
 
@@ -224,12 +230,14 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       setTimeout(() => void gate(), 20);
     },
     isLeader: () => leader,
+    prepared: () => preparer.idle(),
     job: { name: 'machines-reconciler', intervalMs: deps.intervalMs ?? 1000, runOnce },
     async close() {
       closed = true;
       if (followUp) clearTimeout(followUp);
       if (heartbeat) clearInterval(heartbeat);
       await inflight?.catch(() => undefined);
+      await preparer.idle();
       if (conn) {
         if (leader) await conn.exec(`select pg_advisory_unlock(${LEADER_LOCK})`).catch(() => undefined);
         conn.release(database.kind === 'postgres');

@@ -56,6 +56,12 @@ export interface MachineProvider {
      */
     homeKey?: string;
   }): Promise<void>;
+  /**
+   * Makes a new machine's desktop ahead of its first start without starting it (the instance from the image and the
+   * home `homeKey`, default machineId), so that first start costs what any later one does. Idempotent: a desktop that
+   * exists is left as it is. Absent: the first start makes it.
+   */
+  prepare?(m: { machineId: string; name: string; homeKey?: string }): Promise<void>;
   /** Observed state now. */
   describe(machineId: string): Promise<ObservedDesktop>;
   /**

@@ -325,6 +325,17 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
         links.ensure(started);
       }),
 
+    prepare: ({ machineId, name, homeKey }) =>
+      serialized(machineId, async () => {
+        // In a cluster a new desktop goes where capacity is free when it starts (startInCluster): not placed ahead.
+        if (await cluster.isClustered()) return;
+        const instanceName = instanceOf(machineId);
+        if (await instance(instanceName)) return;
+        await profiles.ensure();
+        const key = homeKey ?? machineId;
+        await create(instanceName, name, key, await homeFor(null, key));
+      }),
+
     async endpoints(machineId) {
       let name = await current(machineId);
       // A link that spoke lately is a program running inside the instance, so the instance runs: LXD is not asked
