@@ -12,8 +12,10 @@ export const PREPARE_RETRY_MS = 60_000;
 export interface Preparer {
   /** Makes the next few new machines' desktops unless a round is under way; never waits for it. */
   nudge(): void;
-  /** The round under way, if any (tests; close). */
+  /** The round under way, if any (tests). */
   idle(): Promise<void>;
+  /** No more rounds; the one under way ends after the desktop it is making. */
+  close(): Promise<void>;
 }
 
 interface Deps {
@@ -36,6 +38,7 @@ export function createPreparer(deps: Deps): Preparer {
   const prepare = provider.prepare?.bind(provider);
   const failedAt = new Map<string, number>();
   let round: Promise<void> | null = null;
+  let closed = false;
 
   async function next(): Promise<{ id: string; name: string; homeKey: string | null }[]> {
     const now = clock.now().getTime();
@@ -62,7 +65,10 @@ export function createPreparer(deps: Deps): Preparer {
 
   async function run(make: NonNullable<typeof prepare>): Promise<void> {
     try {
-      for (const m of await next()) await prepareOne(make, m);
+      for (const m of await next()) {
+        if (closed) break;
+        await prepareOne(make, m);
+      }
     } catch (err) {
       log.warn({ err }, 'looking for new machines to prepare failed');
     } finally {
@@ -72,9 +78,13 @@ export function createPreparer(deps: Deps): Preparer {
 
   return {
     nudge() {
-      if (!prepare || round) return;
+      if (!prepare || round || closed) return;
       round = run(prepare);
     },
     idle: () => round ?? Promise.resolve(),
+    close() {
+      closed = true;
+      return round ?? Promise.resolve();
+    },
   };
 }

@@ -183,7 +183,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     };
     await Promise.all([inPool(stops, deps.stopConcurrency ?? 40, attempt), inPool(rest, deps.concurrency ?? 8, attempt)]);
     // New machines' desktops are made ahead of their first start, only while none starts (it never waits for them).
-    if (!closed && !rows.some((r) => r.desired === 'running' && r.observed !== 'online')) preparer.nudge();
+    if (!rows.some((r) => r.desired === 'running' && r.observed !== 'online')) preparer.nudge();
     return pending;
   }
 
@@ -237,7 +237,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       if (followUp) clearTimeout(followUp);
       if (heartbeat) clearInterval(heartbeat);
       await inflight?.catch(() => undefined);
-      await preparer.idle();
+      await preparer.close();
       if (conn) {
         if (leader) await conn.exec(`select pg_advisory_unlock(${LEADER_LOCK})`).catch(() => undefined);
         conn.release(database.kind === 'postgres');
