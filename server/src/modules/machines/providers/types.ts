@@ -58,8 +58,8 @@ export interface MachineProvider {
   }): Promise<void>;
   /**
    * Makes a new machine's desktop ahead of its first start without starting it (the instance from the image and the
-   * home `homeKey`, default machineId), so that first start costs what any later one does. Idempotent: a desktop that
-   * exists is left as it is. Absent: the first start makes it.
+   * home `homeKey`, default machineId), so that its first start does not wait for them to be made. Idempotent: a
+   * desktop that exists is left as it is. Absent: the first start makes it.
    */
   prepare?(m: { machineId: string; name: string; homeKey?: string }): Promise<void>;
   /** Observed state now. */
