@@ -237,6 +237,23 @@ EOF`, 120_000);
     }
   }, 240_000);
 
+  it('two servers making the same new desktop at once (a leader that took over) make one instance, and neither fails', async () => {
+    const c = { machineId: randomUUID(), name: 'Made twice' };
+    const other = d.restarted();
+    try {
+      // Each looks, finds nothing, and creates: the one LXD refuses (the other's create under way, or done) counts it
+      // as made. Then both start it: the later waits for the create.
+      await Promise.all([d.provider.prepare!(c), other.prepare!(c)]);
+      const names = await d.lxd.get<string[]>('/1.0/instances');
+      expect(names.filter((u) => u.split('?')[0]!.endsWith(`/${instanceOf(c.machineId)}`))).toHaveLength(1);
+      await Promise.all([d.provider.start(c), other.start(c)]);
+      expect(await d.provider.list()).toContain(c.machineId);
+      expect((await vncHandshake((await running(c.machineId)).endpoint!)).name).toBe(c.name);
+    } finally {
+      await d.provider.destroy(c.machineId);
+    }
+  }, 240_000);
+
   it('destroy removes the instance and its home volume', async () => {
     await d.provider.destroy(b.machineId);
     expect((await d.provider.describe(b.machineId)).state).toBe('stopped');

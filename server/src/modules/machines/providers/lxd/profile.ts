@@ -1,4 +1,4 @@
-import { busy, notFound, type LxdClient } from './client';
+import { alreadyExists, busy, notFound, type LxdClient } from './client';
 
 export const PROFILE = 'hyperdesk-desktop';
 /** The operator's profile for GPU desktops (docs/providers.md): when it exists, every new desktop gets it and a free GPU. */
@@ -53,7 +53,10 @@ export function createProfiles(lxd: LxdClient, opts: ProfileOptions) {
       // Saved, but not yet applied to an instance busy with another operation: it has the profile from its next start.
       if (busy(err) && /profile change still saved/i.test((err as Error).message)) return;
       if (!notFound(err)) throw err;
-      await lxd.send('POST', '/1.0/profiles', { name: PROFILE, ...body });
+      // Another server of the deployment may make it at the same moment: its profile, from the same configuration.
+      await lxd.send('POST', '/1.0/profiles', { name: PROFILE, ...body }).catch((e: unknown) => {
+        if (!alreadyExists(e)) throw e;
+      });
     }
   }
 

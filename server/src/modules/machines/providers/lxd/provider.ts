@@ -1,7 +1,7 @@
 import type { Endpoint } from '../endpoint';
 import { rfbAnswers } from '../rfb';
 import type { MachineProvider, ObservedDesktop } from '../types';
-import { at, busy, ignoreMissing, notFound, type LxdClient } from './client';
+import { alreadyExists, at, busy, ignoreMissing, notFound, type LxdClient } from './client';
 import { perKeySerial } from '../serial';
 import { socketInInstance } from './exec-stream';
 import { createLxdFiles } from './files';
@@ -234,10 +234,21 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
     const name = instanceOf(machineId);
     const inst = await instance(name);
     if (inst?.status === 'Running') return; // running or coming up: adopt it
-    const volume = await homeFor(inst, key);
-    if (!inst) await create(name, machineName, key, volume);
-    else await update(name, inst, machineName, key, volume);
+    await makeOnHost(name, inst, machineName, key);
     await setState(name, 'start');
+  }
+
+  /**
+   * One host: the desktop made from the image with its home (a new machine, or after a reset), or a stopped one given
+   * the name and home it should have now. Made, or being made, by another server meanwhile (a leader that took over)
+   * counts as made: LXD refuses the second create, and a start then waits for the first (whenNotBusy).
+   */
+  async function makeOnHost(name: string, inst: InstanceInfo | null, machineName: string, key: string): Promise<void> {
+    const volume = await homeFor(inst, key);
+    if (inst) return update(name, inst, machineName, key, volume);
+    await create(name, machineName, key, volume).catch((err: unknown) => {
+      if (!alreadyExists(err) && !busy(err)) throw err;
+    });
   }
 
   /**
@@ -332,8 +343,7 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
         const instanceName = instanceOf(machineId);
         if (await instance(instanceName)) return;
         await profiles.ensure();
-        const key = homeKey ?? machineId;
-        await create(instanceName, name, key, await homeFor(null, key));
+        await makeOnHost(instanceName, null, name, homeKey ?? machineId);
       }),
 
     async endpoints(machineId) {

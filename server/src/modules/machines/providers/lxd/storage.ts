@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { at, ignoreMissing, LxdError, notFound, type LxdClient } from './client';
+import { alreadyExists, at, ignoreMissing, notFound, type LxdClient } from './client';
 import type { Cluster } from './cluster';
 
 const HOME_KEY = /^[A-Za-z0-9_-]{1,140}$/;
@@ -50,7 +50,7 @@ export function createStorage(lxd: LxdClient, cluster: Cluster, opts: StorageOpt
     try {
       await lxd.send('POST', `/1.0/storage-pools/${opts.pool}/volumes/custom${at(target)}`, { name, description: homeKey, config: { size: `${opts.limits.diskMb}MB` } });
     } catch (err) {
-      if (!(err instanceof LxdError && err.status === 409) && !/already exists/i.test((err as Error).message)) throw err;
+      if (!alreadyExists(err)) throw err;
     }
     return name;
   }
