@@ -401,14 +401,18 @@ async function tabMilestones(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | '
     const answered = performance.getEntriesByName('hyperdesk:early-answer')[0];
     const first = performance.getEntriesByName('hyperdesk:early-script')[0];
     const scripts = js.length ? [[Math.min(...js.map((r) => r.startTime)), Math.max(...js.map((r) => r.responseEnd))]] : [];
-    return { app: page ? page.startTime : -1, first: first ? first.startTime : -1, earlyAnswer: answered ? answered.startTime : -1, html: nav ? nav.responseEnd : -1, dom: nav ? nav.domContentLoadedEventEnd : -1, refresh: req('/v1/auth/refresh'), ticket: req('/v1/slot/connect/ticket'), scripts };
-  })()`)) as { app: number; first: number; earlyAnswer: number; html: number; dom: number; refresh: [number, number][]; ticket: [number, number][]; scripts: [number, number][] };
+    // What the page fetched over the link (0 for what came from the cache), while its socket was opening.
+    const all = [nav, ...performance.getEntriesByType('resource')].filter(Boolean);
+    const kb = all.reduce((sum, r) => sum + (r.transferSize || 0), 0) / 1000;
+    const fetched = all.filter((r) => r.transferSize > 0).map((r) => r.name.split('/').pop().split('?')[0] + ' ' + Math.round(r.transferSize / 100) / 10 + ' kB').join(', ');
+    return { kb, fetched, app: page ? page.startTime : -1, first: first ? first.startTime : -1, earlyAnswer: answered ? answered.startTime : -1, html: nav ? nav.responseEnd : -1, dom: nav ? nav.domContentLoadedEventEnd : -1, refresh: req('/v1/auth/refresh'), ticket: req('/v1/slot/connect/ticket'), scripts };
+  })()`)) as { kb: number; fetched: string; app: number; first: number; earlyAnswer: number; html: number; dom: number; refresh: [number, number][]; ticket: [number, number][]; scripts: [number, number][] };
   const socketUrl = String(await tab.evaluate('window.__hd.socketUrl || ""'));
   const fromDashboard = await handed;
   const whose = fromDashboard && socketUrl.includes(`ticket=${fromDashboard.ticket}`) ? `the dashboard's (its answer ${fmtMs(fromDashboard.at - opened)} after the click)` : "the tab's own";
   const span = (xs: [number, number][]) => xs.map(([a, b]) => `${fmtMs(a)}–${fmtMs(b)}`).join(' + ') || 'none';
   const inTab = [
-    `page ${fmtMs(page.html)} (DOM ${fmtMs(page.dom)})`,
+    `page ${fmtMs(page.html)} (DOM ${fmtMs(page.dom)}; ${page.kb.toFixed(1)} kB fetched: ${page.fetched || 'nothing'})`,
     `first script ${fmtMs(page.first)}`,
     `scripts ${span(page.scripts)}`,
     `the app's connection ${fmtMs(page.app)}`,
