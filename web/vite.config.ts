@@ -74,15 +74,20 @@ async function buildEarly(entry: string): Promise<string> {
   return code.trim().replace(/<\/(script)/gi, '<\\/$1');
 }
 
-type Bundle = Record<string, { type: string; isEntry?: boolean; facadeModuleId?: string | null; imports?: string[] }>;
+type Bundle = Record<string, { type: string; isEntry?: boolean; facadeModuleId?: string | null; imports?: string[]; viteMetadata?: { importedCss: Set<string> } }>;
 
-/** The built Connect page's script and the scripts it imports that index.html does not preload already. */
+/**
+ * The built Connect page's script and the scripts it imports that index.html does not preload already, then their
+ * stylesheets (the Connect tab preloads the scripts; the dashboard prefetches all: lib/prefetchConnect.ts).
+ */
 function connectFiles(bundle: Bundle): string[] {
   const chunks = Object.entries(bundle).filter(([, c]) => c.type === 'chunk');
   const page = chunks.find(([, c]) => c.facadeModuleId?.endsWith('/src/pages/Connect/index.tsx'))?.[0];
   const app = chunks.filter(([, c]) => c.isEntry).map(([name]) => name);
   const preloaded = withImports(bundle, app);
-  return [...withImports(bundle, page ? [page] : [])].filter((f) => !preloaded.has(f)).map((f) => `/${f}`);
+  const scripts = [...withImports(bundle, page ? [page] : [])].filter((f) => !preloaded.has(f));
+  const css = new Set(scripts.flatMap((f) => [...(bundle[f]?.viteMetadata?.importedCss ?? [])]));
+  return [...scripts, ...css].map((f) => `/${f}`);
 }
 
 function withImports(bundle: Bundle, names: string[]): Set<string> {

@@ -183,6 +183,27 @@ it('buy → start → Connect: the desktop in a new tab, typing, clipboard, disc
   await page.context().close();
 });
 
+/**
+ * While idle, the dashboard fetches the Connect page's files into the browser's cache (lib/prefetchConnect.ts), so a
+ * Connect tab takes none of them over the link it dials the desktop on. (Not in the test above: a context with routes
+ * has no HTTP cache.)
+ */
+it("a Connect tab takes its page's files from the cache the dashboard filled", async () => {
+  const { page } = await buyer(t.browser, t.server.base);
+  await page.goto(`${t.server.base}/dashboard`);
+  const card = page.getByRole('article');
+  const files = String.raw`/\/assets\/Connect-[^/]+\.(js|css)$/`;
+  const fetched = (p: Page) => p.evaluate(`performance.getEntriesByType('resource').filter((r) => ${files}.test(r.name) && r.responseEnd > 0).map((r) => [r.name.split('.').pop(), r.transferSize])`) as Promise<[string, number][]>;
+  await expect.poll(async () => (await fetched(page)).map(([kind]) => kind).sort(), { timeout: 15_000 }).toEqual(['css', 'js']);
+  expect((await fetched(page)).every(([, bytes]) => bytes > 0)).toBe(true); // fetched over the network, once
+  await card.getByRole('button', { name: 'Start Machine' }).click();
+  await card.getByText('Online', { exact: true }).waitFor({ timeout: 60_000 });
+  const [tab] = await Promise.all([page.context().waitForEvent('page'), card.getByRole('button', { name: 'Connect' }).click()]);
+  await expect.poll(async () => (await fetched(tab)).map(([kind]) => kind).sort(), { timeout: 15_000 }).toEqual(['css', 'js']);
+  expect((await fetched(tab)).map(([, bytes]) => bytes)).toEqual([0, 0]); // both from the cache
+  await tab.close();
+});
+
 it('shows the starting countdown and the out-of-hours screen the server answers with', async () => {
   const b = await buyer(t.browser, t.server.base, 'Screen Checker');
   const tab = await b.context.newPage();

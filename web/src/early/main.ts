@@ -16,7 +16,7 @@ dialEarly(opener);
 const files = (document.currentScript as HTMLScriptElement | null)?.dataset.connect;
 if (location.pathname === '/connect' && files) {
   const preload = () => {
-    for (const href of JSON.parse(files) as string[]) {
+    for (const href of (JSON.parse(files) as string[]).filter((f) => f.endsWith('.js'))) {
       const link = document.createElement('link');
       link.rel = 'modulepreload';
       link.crossOrigin = '';

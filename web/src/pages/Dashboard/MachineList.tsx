@@ -1,4 +1,6 @@
+import { useEffect } from 'react';
 import type { BalanceEntry, Role } from '@hyperdesk/contract';
+import { prefetchConnectPage } from '../../lib/prefetchConnect';
 import { InstructorRow } from './InstructorRow';
 import { MachineCard } from './MachineCard';
 import type { MachineRow } from './rows';
@@ -28,6 +30,8 @@ export function visibleEntries(entries: BalanceEntry[]): BalanceEntry[] {
 }
 
 export function MachineList({ entries }: { entries: BalanceEntry[] }) {
+  // Whoever has a machine here may connect to it: the Connect page's files are fetched while this page is idle.
+  useEffect(prefetchConnectPage, []);
   return (
     <ul className={styles.list}>
       {visibleEntries(entries).map((entry) => {
