@@ -201,7 +201,7 @@ it("a Connect tab takes its page's files from the cache the dashboard filled", a
   const [tab] = await Promise.all([page.context().waitForEvent('page'), card.getByRole('button', { name: 'Connect' }).click()]);
   await expect.poll(async () => (await fetched(tab)).map(([kind]) => kind).sort(), { timeout: 15_000 }).toEqual(['css', 'js']);
   expect((await fetched(tab)).map(([, bytes]) => bytes)).toEqual([0, 0]); // both from the cache
-  await tab.close();
+  await page.context().close();
 });
 
 it('shows the starting countdown and the out-of-hours screen the server answers with', async () => {

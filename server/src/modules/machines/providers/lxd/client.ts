@@ -42,9 +42,9 @@ export class LxdError extends Error {
 
 /** The thing asked about does not exist (any more). */
 export const notFound = (err: unknown) => err instanceof LxdError && err.status === 404;
-/** LXD refuses a change to an instance while another operation runs on it (a create that a killed server began). */
 /** LXD's answer to making what is there already (another server made it first). */
 export const alreadyExists = (err: unknown) => (err instanceof LxdError && err.status === 409) || /already exists/i.test((err as Error)?.message ?? '');
+/** LXD refuses a change to an instance while another operation runs on it (a create that a killed server began). */
 export const busy = (err: unknown) => /is busy running an? "?\w+"? operation/i.test((err as Error)?.message ?? '');
 /** A delete of something already gone is done. */
 export const ignoreMissing = (p: Promise<unknown>) =>
