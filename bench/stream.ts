@@ -401,10 +401,10 @@ async function tabMilestones(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | '
     const answered = performance.getEntriesByName('hyperdesk:early-answer')[0];
     const first = performance.getEntriesByName('hyperdesk:early-script')[0];
     const scripts = js.length ? [[Math.min(...js.map((r) => r.startTime)), Math.max(...js.map((r) => r.responseEnd))]] : [];
-    // What the page fetched over the link (0 for what came from the cache), while its socket was opening.
+    // What the page fetched over the link until its first frame (transferSize 0: from the cache), each by its file name.
     const all = [nav, ...performance.getEntriesByType('resource')].filter(Boolean);
     const kb = all.reduce((sum, r) => sum + (r.transferSize || 0), 0) / 1000;
-    const fetched = all.filter((r) => r.transferSize > 0).map((r) => r.name.split('/').pop().split('?')[0] + ' ' + Math.round(r.transferSize / 100) / 10 + ' kB').join(', ');
+    const fetched = all.filter((r) => r.transferSize > 0).map((r) => r.name.split(/[?#]/)[0].split('/').pop() + ' ' + Math.round(r.transferSize / 100) / 10 + ' kB').join(', ');
     return { kb, fetched, app: page ? page.startTime : -1, first: first ? first.startTime : -1, earlyAnswer: answered ? answered.startTime : -1, html: nav ? nav.responseEnd : -1, dom: nav ? nav.domContentLoadedEventEnd : -1, refresh: req('/v1/auth/refresh'), ticket: req('/v1/slot/connect/ticket'), scripts };
   })()`)) as { kb: number; fetched: string; app: number; first: number; earlyAnswer: number; html: number; dom: number; refresh: [number, number][]; ticket: [number, number][]; scripts: [number, number][] };
   const socketUrl = String(await tab.evaluate('window.__hd.socketUrl || ""'));
