@@ -20,8 +20,9 @@ command -v ps >/dev/null 2>&1 || need="$need procps"
 if [ -n "$need" ]; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
     echo "Installing system packages:$need"
-    apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $need >/dev/null
+    . scripts/apt.sh
+    apt_get update -qq
+    apt_get install -y -qq --no-install-recommends $need
   else
     echo "Missing system packages:$need (install them with: sudo apt-get install$need)" >&2
   fi

@@ -14,6 +14,7 @@ const DATABASE_FREE = [
   'test/connect-files.test.ts',
   'test/connect-desktop.test.ts',
   'test/connect-turn.test.ts',
+  'test/apt-wait.test.ts',
   'test/datadir-lock.test.ts',
   'test/lxd-daemon.test.ts',
   'test/lxd-host-setup.test.ts',

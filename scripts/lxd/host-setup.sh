@@ -22,6 +22,7 @@ SUBNET="${LXD_SUBNET:-10.251.0.1/24}"
 ADDRESS="${LXD_ADDRESS:-127.0.0.1:8443}"
 EGRESS="${MACHINE_EGRESS:-internet}"
 . "$here/engine.sh"
+. "$here/../apt.sh"
 step() { echo "LXD: $*"; }
 # `lxc … create …` for an object a `show` just reported missing. On a busy host that show once failed for an object
 # that existed, and the create's "already exists" stopped a server's start: that answer means done.
@@ -36,7 +37,7 @@ mkdir -p /run/lock && exec 9>/run/lock/hyperdesk-lxd-setup.lock && flock 9
 
 if ! command -v "$CLI" >/dev/null 2>&1 || ! command -v btrfs >/dev/null 2>&1 || ! command -v dnsmasq >/dev/null 2>&1 || ! command -v nft >/dev/null 2>&1 || ! command -v debootstrap >/dev/null 2>&1 || ! command -v zstd >/dev/null 2>&1; then
   step "installing $ENGINE, btrfs-progs, dnsmasq-base, nftables, debootstrap, zstd"
-  apt-get update -qq >/dev/null
+  apt_get update -qq
   engine_pkgs="lxd lxcfs" engine_release=""
   if [ "$ENGINE" = incus ]; then
     engine_pkgs="incus-base incus-client lxcfs"
@@ -44,12 +45,12 @@ if ! command -v "$CLI" >/dev/null 2>&1 || ! command -v btrfs >/dev/null 2>&1 || 
     if [ -z "$(apt-cache policy incus-base 2>/dev/null | sed -n 's/^ *Candidate: //p' | grep -v none)" ] && grep -qs 'VERSION_CODENAME=bookworm' /etc/os-release; then
       step "adding bookworm-backports for Incus"
       echo 'deb http://deb.debian.org/debian bookworm-backports main' > /etc/apt/sources.list.d/hyperdesk-backports.list
-      apt-get update -qq >/dev/null
+      apt_get update -qq
       engine_release="-t bookworm-backports"
     fi
   fi
   # shellcheck disable=SC2086
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $engine_release $engine_pkgs debootstrap dnsmasq-base btrfs-progs nftables zstd openssl >/dev/null
+  apt_get install -y -qq --no-install-recommends $engine_release $engine_pkgs debootstrap dnsmasq-base btrfs-progs nftables zstd openssl
 fi
 
 # The ids LXD maps containers to: from 65536 on, a multiple of the 65536 each isolated container takes. Debian's
