@@ -5,8 +5,7 @@
 set -e
 cd "$(dirname "$0")/.."
 sh scripts/ensure-deps.sh
-echo "Building the web app..."
-npm run build --silent >/dev/null
+sh scripts/build-web.sh
 echo "Building the server..."
 node scripts/build-server.mjs
 exec sh scripts/run-server.sh

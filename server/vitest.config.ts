@@ -15,6 +15,7 @@ const DATABASE_FREE = [
   'test/connect-desktop.test.ts',
   'test/connect-turn.test.ts',
   'test/apt-wait.test.ts',
+  'test/build-web.test.ts',
   'test/datadir-lock.test.ts',
   'test/lxd-daemon.test.ts',
   'test/lxd-host-setup.test.ts',
