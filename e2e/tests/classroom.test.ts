@@ -321,6 +321,22 @@ it('a course that starts tomorrow: Start All is disabled with a tooltip saying w
   await teacher.setViewportSize({ width: 390, height: 844 });
   await snapTop(teacher, 'classroom-14-instructor-narrow');
   expect(await teacher.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  // Every control stays inside its form, or else the card (the time zone list once stuck out of the class form),
+  // unless it is in a box that scrolls sideways (the machines table's actions, reached by swiping the table).
+  const outside = await card.evaluate((el) => {
+    const within = (inner: DOMRect, outer: DOMRect) => inner.left >= outer.left - 0.5 && inner.right <= outer.right + 0.5;
+    const scrolled = (c: Element) => {
+      for (let a = c.parentElement; a && a !== el; a = a.parentElement) {
+        if (/auto|scroll/.test(getComputedStyle(a).overflowX) && a.scrollWidth > a.clientWidth) return true;
+      }
+      return false;
+    };
+    return [...el.querySelectorAll('input, select, button, textarea')]
+      .filter((c) => c.getBoundingClientRect().width > 0 && !scrolled(c))
+      .filter((c) => !within(c.getBoundingClientRect(), (c.closest('form') ?? el).getBoundingClientRect()))
+      .map((c) => c.getAttribute('aria-label') ?? (c.id || c.tagName));
+  });
+  expect(outside).toEqual([]);
 
   // The course step with its messages, checked for accessibility too.
   await teacher.setViewportSize({ width: 1280, height: 900 });
