@@ -1,11 +1,9 @@
-import { execFile } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { shWithShims } from './shell-script';
 
-const run = promisify(execFile);
 const APT_SH = path.join(import.meta.dirname, '../../scripts/apt.sh');
 const made: string[] = [];
 afterAll(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
@@ -34,17 +32,8 @@ ${last === 'ok' ? 'echo "Hit:1 http://deb.debian.org/debian bookworm InRelease";
   return { dir, calls: () => readFileSync(log, 'utf8').split('\n').filter(Boolean) };
 }
 
-async function aptGet(dir: string, args: string, env: Record<string, string> = {}) {
-  try {
-    const r = await run('sh', ['-c', `. ${APT_SH}; apt_get ${args}`], {
-      env: { ...process.env, PATH: `${dir}:${process.env.PATH}`, APT_LOCK_STEP: '0', ...env },
-    });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const aptGet = (dir: string, args: string, env: Record<string, string> = {}) =>
+  shWithShims(`. ${APT_SH}; apt_get ${args}`, dir, { APT_LOCK_STEP: '0', ...env });
 
 /** scripts/apt.sh, through which npm start and npm test install Debian packages. */
 describe('apt_get', () => {

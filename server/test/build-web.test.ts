@@ -1,11 +1,9 @@
-import { execFile } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { shWithShims } from './shell-script';
 
-const run = promisify(execFile);
 const SCRIPT = path.join(import.meta.dirname, '../../scripts/build-web.sh');
 
 /**
@@ -18,12 +16,8 @@ describe('the web build of npm start', () => {
   let bin: string;
   const builds = () => readFileSync(path.join(root, 'builds'), 'utf8').split('\n').filter(Boolean).length;
   const build = async (env: Record<string, string> = {}) => {
-    try {
-      const r = await run('sh', [path.join(root, 'scripts/build-web.sh')], { env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, ...env } });
-      return { code: 0, out: r.stdout };
-    } catch (err) {
-      return { code: (err as { code: number }).code, out: (err as { stdout: string }).stdout };
-    }
+    const r = await shWithShims(`sh ${path.join(root, 'scripts/build-web.sh')}`, bin, env);
+    return { code: r.code, out: r.stdout };
   };
   /** `file` changed after the last build (its stamp set back a minute: the file system's clock may be coarse). */
   const later = (file: string) => {
