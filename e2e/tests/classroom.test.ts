@@ -321,20 +321,19 @@ it('a course that starts tomorrow: Start All is disabled with a tooltip saying w
   await teacher.setViewportSize({ width: 390, height: 844 });
   await snapTop(teacher, 'classroom-14-instructor-narrow');
   expect(await teacher.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
-  // Every control stays inside its form, or else the card (the time zone list once stuck out of the class form),
-  // unless it is in a box that scrolls sideways (the machines table's actions, reached by swiping the table).
+  // Every control stays inside its form, or else the card (the time zone list once stuck out of the class form, the
+  // machines table's Reset buttons past the card's edge, reached only by swiping the table sideways), and no box in the
+  // card hides a part of itself sideways.
   const outside = await card.evaluate((el) => {
     const within = (inner: DOMRect, outer: DOMRect) => inner.left >= outer.left - 0.5 && inner.right <= outer.right + 0.5;
-    const scrolled = (c: Element) => {
-      for (let a = c.parentElement; a && a !== el; a = a.parentElement) {
-        if (/auto|scroll/.test(getComputedStyle(a).overflowX) && a.scrollWidth > a.clientWidth) return true;
-      }
-      return false;
-    };
-    return [...el.querySelectorAll('input, select, button, textarea')]
-      .filter((c) => c.getBoundingClientRect().width > 0 && !scrolled(c))
+    const controls = [...el.querySelectorAll('input, select, button, textarea')]
+      .filter((c) => c.getBoundingClientRect().width > 0)
       .filter((c) => !within(c.getBoundingClientRect(), (c.closest('form') ?? el).getBoundingClientRect()))
       .map((c) => c.getAttribute('aria-label') ?? (c.id || c.tagName));
+    const sideways = [...el.querySelectorAll('*')]
+      .filter((b) => /auto|scroll/.test(getComputedStyle(b).overflowX) && b.scrollWidth > b.clientWidth + 1)
+      .map((b) => `${b.tagName}.${b.className} scrolls sideways`);
+    return [...controls, ...sideways];
   });
   expect(outside).toEqual([]);
 

@@ -35,7 +35,7 @@ export function RosterTable({ students, region, busyEmail, onResend, onRemove }:
   const [removing, setRemoving] = useState<RosterStudent | null>(null);
   return (
     <>
-      <div className={`${styles.tableWrap} ${styles.rosterWrap}`}>
+      <div className={`${styles.tableWrap} ${styles.stacked} ${styles.rosterWrap}`}>
         <table className={styles.table}>
           <thead>
             <tr>

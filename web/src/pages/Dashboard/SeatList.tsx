@@ -51,7 +51,7 @@ export function SeatList({ packId, seats, title }: Props) {
       {seats.length === 0 ? (
         <p className={styles.muted}>The machines of this course are being prepared.</p>
       ) : (
-        <div className={styles.tableWrap}>
+        <div className={`${styles.tableWrap} ${styles.stacked} ${styles.seats}`}>
           <table className={styles.table}>
             <thead>
               <tr>
