@@ -24,6 +24,8 @@ EGRESS="${MACHINE_EGRESS:-internet}"
 . "$here/engine.sh"
 . "$here/../apt.sh"
 step() { echo "LXD: $*"; }
+# A config key's value in what `lxc … show` printed (YAML; quotes LXD puts around "true" and the like dropped).
+config_value() { printf '%s\n' "$1" | sed -n "s/^  $2: //p" | tr -d '"'; }
 # `lxc … create …` for an object a `show` just reported missing. On a busy host that show once failed for an object
 # that existed, and the create's "already exists" stopped a server's start: that answer means done.
 create_once() {
@@ -84,7 +86,12 @@ fi
 sh "$here/daemon.sh" 9>&-
 [ "$($CLI config get core.https_address)" = "$ADDRESS" ] || { step "API on https://$ADDRESS"; $CLI config set core.https_address "$ADDRESS"; }
 
-if ! $CLI storage show "$POOL" >/dev/null 2>&1; then
+# Each object is shown once and its state read from that (a later npm start changes nothing, and every `lxc` run
+# costs 75-150 ms of CPU on a slow VM).
+if pool_now="$($CLI storage show "$POOL" 2>/dev/null)"; then
+  pool_driver="$(printf '%s\n' "$pool_now" | sed -n 's/^driver: //p')"
+else
+  pool_driver=btrfs
   if [ -n "${LXD_POOL_SOURCE:-}" ]; then
     step "storage pool $POOL (btrfs on $LXD_POOL_SOURCE)"
     create_once storage create "$POOL" btrfs source="$LXD_POOL_SOURCE"
@@ -103,7 +110,7 @@ fi
 
 # The desktops' egress: the internet (NAT) or nothing; never this host, other desktops, private ranges or cloud
 # metadata. Replies to connections made to a desktop (the viewer's WebRTC checks) pass: the ACL is stateful.
-$CLI network acl show hd-desktops >/dev/null 2>&1 || create_once network acl create hd-desktops
+acl_now="$($CLI network acl show hd-desktops 2>/dev/null)" || { create_once network acl create hd-desktops; acl_now=""; }
 host_addrs="$(ip -4 -o addr show | awk '{print $4}' | cut -d/ -f1 | grep -v '^127\.' | sort -u | tr '\n' ',' | sed 's/,$//')"
 blocked="0.0.0.0/8,10.0.0.0/8,100.64.0.0/10,127.0.0.0/8,169.254.0.0/16,172.16.0.0/12,192.0.0.0/24,192.0.2.0/24,192.168.0.0/16,198.18.0.0/15,198.51.100.0/24,203.0.113.0/24,224.0.0.0/4,240.0.0.0/4"
 [ -n "$host_addrs" ] && blocked="$blocked,$host_addrs"
@@ -114,14 +121,16 @@ acl="$(printf 'description: "Hyperdesk desktops - the internet only, never the h
 # Rewritten only when its rules differ (a rewrite makes LXD apply them to the bridge again): the rules are the lines
 # from egress: to the next key that is not ingress: (LXD shows config: and used_by: after them).
 rules() { awk '/^egress:/ { on = 1 } /^[a-z_]+:/ && !/^(egress|ingress):/ { on = 0 } on'; }
-if [ "$($CLI network acl show hd-desktops | rules | md5sum)" != "$(printf '%s\n' "$acl" | rules | md5sum)" ]; then
+if [ "$(printf '%s\n' "$acl_now" | rules | md5sum)" != "$(printf '%s\n' "$acl" | rules | md5sum)" ]; then
   printf '%s\n' "$acl" | $CLI network acl edit hd-desktops
 fi
-if ! $CLI network show "$NETWORK" >/dev/null 2>&1; then
+if ! net_now="$($CLI network show "$NETWORK" 2>/dev/null)"; then
   step "network $NETWORK ($SUBNET, egress: $EGRESS)"
   create_once network create "$NETWORK" ipv4.address="$SUBNET" ipv4.nat=true ipv6.address=none
+  net_now=""
 fi
-$CLI network set "$NETWORK" security.acls=hd-desktops security.acls.default.egress.action=reject security.acls.default.ingress.action=reject
+[ "$(config_value "$net_now" security.acls),$(config_value "$net_now" security.acls.default.egress.action),$(config_value "$net_now" security.acls.default.ingress.action)" = hd-desktops,reject,reject ] ||
+  $CLI network set "$NETWORK" security.acls=hd-desktops security.acls.default.egress.action=reject security.acls.default.ingress.action=reject
 
 step "desktop image"
 mkdir -p "$DATA_DIR/lxd"
@@ -129,7 +138,7 @@ LXC="$CLI" IMAGE_ALIAS_OUT="$DATA_DIR/lxd/image" sh "$here/../../machine-image/b
 # LXD_HOST_ONLY=1: what every deployment on this host shares is ready (npm test prepares it ahead of its tests).
 [ -n "${LXD_HOST_ONLY:-}" ] && { step "ready (the host only: no project)"; exit 0; }
 
-if ! $CLI project show "$PROJECT" >/dev/null 2>&1; then
+if ! project_now="$($CLI project show "$PROJECT" 2>/dev/null)"; then
   step "project $PROJECT for $DATA_DIR"
   create_once project create "$PROJECT" -c features.images=false -c features.profiles=true -c features.storage.volumes=true \
     -c features.networks=false -c restricted=true -c restricted.containers.nesting=block \
@@ -138,25 +147,25 @@ if ! $CLI project show "$PROJECT" >/dev/null 2>&1; then
     -c restricted.devices.proxy=block -c restricted.devices.unix-char=block -c restricted.devices.unix-block=block \
     -c restricted.devices.unix-hotplug=block -c restricted.devices.usb=block -c restricted.devices.infiniband=block \
     -c restricted.devices.gpu=allow -c restricted.cluster.target=allow -c user.hyperdesk.data_dir="$DATA_DIR"
+  project_now="$($CLI project show "$PROJECT")"
 fi
 # Disks: the project's own pool volumes only (Hyperdesk on Incus once also allowed a host path, for a shared /usr).
-[ "$($CLI project get "$PROJECT" restricted.devices.disk)" = managed ] || $CLI project set "$PROJECT" restricted.devices.disk=managed
-[ -z "$($CLI project get "$PROJECT" restricted.devices.disk.paths 2>/dev/null)" ] || $CLI project unset "$PROJECT" restricted.devices.disk.paths
+[ "$(config_value "$project_now" restricted.devices.disk)" = managed ] || $CLI project set "$PROJECT" restricted.devices.disk=managed
+[ -z "$(config_value "$project_now" restricted.devices.disk.paths)" ] || $CLI project unset "$PROJECT" restricted.devices.disk.paths
 # That host path's copy goes once no desktop of any project mounts it.
 if [ -d /var/lib/hyperdesk/usr ] && all="$($CLI query '/1.0/instances?all-projects=true&recursion=1')" && ! printf '%s' "$all" | grep -q /var/lib/hyperdesk/usr/; then
   rm -rf /var/lib/hyperdesk/usr
 fi
 # In a cluster the server chooses each desktop's member (free capacity, its home's member): LXD refuses a restricted
 # project's ?target= unless this allows it. Projects made before it get it here.
-[ "$($CLI project get "$PROJECT" restricted.cluster.target)" = allow ] || $CLI project set "$PROJECT" restricted.cluster.target=allow
+[ "$(config_value "$project_now" restricted.cluster.target)" = allow ] || $CLI project set "$PROJECT" restricted.cluster.target=allow
 
 # The desktops' shared /usr: a volume of the project with the image's /usr, unmapped (its files are nobody's inside,
 # so neither a tenant nor a desktop's root can change them), mounted read-only over each new desktop's /usr: all the
 # desktops then share one copy of their programs and libraries in memory. Filled here, as root, on btrfs (a reflink
 # copy of the image's volume, well under a second) or dir pools; elsewhere the desktops keep their own /usr.
 share_usr() {
-  driver="$($CLI storage show "$POOL" | sed -n 's/^driver: //p')"
-  case "$driver" in btrfs|dir) ;; *) step "the desktops keep their own /usr (pool driver $driver)"; return 0 ;; esac
+  case "$pool_driver" in btrfs|dir) ;; *) step "the desktops keep their own /usr (pool driver $pool_driver)"; return 0 ;; esac
   image="$(cat "$DATA_DIR/lxd/image")"
   fp="$($CLI image info "$image" | sed -n 's/^Fingerprint: //p')" && [ -n "$fp" ] || return 1
   vol="usr-$(printf %.16s "$fp")"
