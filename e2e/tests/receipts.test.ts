@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
 import { ARTIFACTS, snap } from '../harness';
 import { useServerAndBrowser } from './suite-helpers';
 import { buyer } from './connect-helpers';
@@ -12,6 +13,21 @@ import { buyer } from './connect-helpers';
  */
 
 const t = useServerAndBrowser();
+
+/** What of the page lies past a phone's screen: the page's own width, and every text or control sticking out. */
+function pastTheEdge(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const w = document.documentElement.clientWidth;
+    const out = [...document.querySelectorAll('main *')]
+      .filter((e) => e.childElementCount === 0 || /^(A|BUTTON|INPUT)$/.test(e.tagName))
+      .filter((e) => {
+        const b = e.getBoundingClientRect();
+        return b.width > 0 && (b.left < -0.5 || b.right > w + 0.5);
+      })
+      .map((e) => `${e.tagName} "${(e.textContent ?? '').slice(0, 40)}"`);
+    return document.documentElement.scrollWidth > w ? [`the page is ${document.documentElement.scrollWidth} px wide`, ...out] : out;
+  });
+}
 
 it('a buyer opens the receipt of their order with its VAT line, downloads the PDF, and reads the usage history as CSV', { timeout: 240_000 }, async () => {
   const b = await buyer(t.browser, t.server.base, 'Rhea Receipt');
@@ -38,6 +54,20 @@ it('a buyer opens the receipt of their order with its VAT line, downloads the PD
   const pdfPath = path.join(ARTIFACTS, pdf.suggestedFilename());
   await pdf.saveAs(pdfPath);
   expect(readFileSync(pdfPath).subarray(0, 5).toString()).toBe('%PDF-');
+
+  // On a phone: the receipt and the list fit the screen, the total beside each receipt's number (the list's Total
+  // column was past the card's edge and the e-mail address widened the page before).
+  await page.setViewportSize({ width: 360, height: 740 });
+  await snap(page, 'receipts-04-receipt-phone');
+  expect(await pastTheEdge(page)).toEqual([]);
+  await page.getByRole('link', { name: 'All receipts' }).click();
+  await row.waitFor();
+  const [number, total] = await Promise.all([row.getByRole('rowheader').boundingBox(), row.getByRole('cell').last().boundingBox()]);
+  expect(await row.getByRole('cell').last().innerText()).toMatch(/^£ [\d.,]+$/);
+  expect(Math.abs(number!.y - total!.y)).toBeLessThan(8); // the total on the number's line
+  await snap(page, 'receipts-05-list-phone');
+  expect(await pastTheEdge(page)).toEqual([]);
+  await page.setViewportSize({ width: 1280, height: 900 });
 
   // Usage history from the machine card: nothing has run yet, and the CSV has its header.
   await page.goto(`${t.server.base}/dashboard`);

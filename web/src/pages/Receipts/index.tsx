@@ -47,13 +47,13 @@ function ReceiptList() {
               <tbody>
                 {receipts.data.receipts.map((r) => (
                   <tr key={r.orderId}>
-                    <th scope="row">
+                    <th scope="row" className={styles.number}>
                       <Link className={styles.link} to={`/receipts/${r.orderId}`}>
                         {r.number}
                       </Link>
                     </th>
-                    <td>{formatCourseDate(r.paidAt, r.region)}</td>
-                    <td>{r.description}</td>
+                    <td className={styles.date}>{formatCourseDate(r.paidAt, r.region)}</td>
+                    <td className={styles.what}>{r.description}</td>
                     <td className={styles.amount}>{formatMoneyIn(r.total, r.region)}</td>
                   </tr>
                 ))}
