@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { snap, uniqueEmail } from '../harness';
-import { useServerAndBrowser } from './suite-helpers';
+import { pastTheEdge, useServerAndBrowser } from './suite-helpers';
 import { openConsole } from './operator-helpers';
 import { header, loginWithPopup, seedUser, seriousViolations, solvedCaptcha } from './auth-helpers';
 import { buyHours, signedInPage } from './buy-helpers';
@@ -178,6 +178,17 @@ it('an operator runs every console section and adjusts hours that show in the ba
   expect(await page.getByRole('row', { name: /user\.claim\.instructor\.grant/ }).count()).toBe(1);
   expect(await page.getByRole('row', { name: /order\.fulfil/ }).count()).toBe(1);
   await snap(page, 'admin-audit');
+
+  // On a phone every section fits the screen: each list's rows are cards, each value under its column's name (the
+  // Users, Fleet and Orders actions were past the card's edge, reached only by swiping the table, before).
+  await page.setViewportSize({ width: 390, height: 844 });
+  for (const [name, heading] of [['Users', 'Users'], ['Fleet', 'Fleet'], ['Orders', 'Orders and payments'], ['Courses', 'Courses'], ['Messages', 'Messages'], ['Hours', 'Hours'], ['Audit', 'Audit log']] as const) {
+    await openSection(page, name, heading);
+    await expect.poll(() => page.locator('main .spinner').count(), { timeout: 15_000 }).toBe(0);
+    expect({ name, past: await pastTheEdge(page) }).toEqual({ name, past: [] });
+  }
+  await snap(page, 'admin-audit-phone');
+  await page.setViewportSize({ width: 1400, height: 900 });
 
   // The buyer's balance shows the 90 minutes.
   await buyer.goto(`${t.server.base}/dashboard`);

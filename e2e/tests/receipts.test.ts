@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect, it } from 'vitest';
-import type { Page } from 'playwright-core';
 import { ARTIFACTS, snap } from '../harness';
-import { useServerAndBrowser } from './suite-helpers';
+import { pastTheEdge, useServerAndBrowser } from './suite-helpers';
 import { buyer } from './connect-helpers';
 
 /**
@@ -13,21 +12,6 @@ import { buyer } from './connect-helpers';
  */
 
 const t = useServerAndBrowser();
-
-/** What of the page lies past a phone's screen: the page's own width, and every text or control sticking out. */
-function pastTheEdge(page: Page): Promise<string[]> {
-  return page.evaluate(() => {
-    const w = document.documentElement.clientWidth;
-    const out = [...document.querySelectorAll('main *')]
-      .filter((e) => e.childElementCount === 0 || /^(A|BUTTON|INPUT)$/.test(e.tagName))
-      .filter((e) => {
-        const b = e.getBoundingClientRect();
-        return b.width > 0 && (b.left < -0.5 || b.right > w + 0.5);
-      })
-      .map((e) => `${e.tagName} "${(e.textContent ?? '').slice(0, 40)}"`);
-    return document.documentElement.scrollWidth > w ? [`the page is ${document.documentElement.scrollWidth} px wide`, ...out] : out;
-  });
-}
 
 it('a buyer opens the receipt of their order with its VAT line, downloads the PDF, and reads the usage history as CSV', { timeout: 240_000 }, async () => {
   const b = await buyer(t.browser, t.server.base, 'Rhea Receipt');

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import type { Browser, BrowserContext, BrowserContextOptions } from 'playwright-core';
+import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import { launchBrowser, startServer, type RunningServer } from '../harness';
 
 type Env = Record<string, string>;
@@ -39,4 +39,28 @@ export function useServerAndBrowser(
     await t.server?.close();
   });
   return t;
+}
+
+/**
+ * What of the page lies past the width of its screen (a phone's, in the tests that call it): the page's own width when
+ * it scrolls sideways, and each text or control of `main` sticking out, with its text. Empty when everything fits.
+ */
+export function pastTheEdge(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const w = document.documentElement.clientWidth;
+    // Text only screen readers get (a table's headings when its rows are cards): clipped to a pixel, never in the way.
+    const clipped = (e: Element) => {
+      for (let a: Element | null = e; a; a = a.parentElement) if (getComputedStyle(a).clip !== 'auto') return true;
+      return false;
+    };
+    const out = [...document.querySelectorAll('main *')]
+      .filter((e) => e.childElementCount === 0 || /^(A|BUTTON|INPUT|SELECT)$/.test(e.tagName))
+      .filter((e) => !clipped(e))
+      .filter((e) => {
+        const b = e.getBoundingClientRect();
+        return b.width > 0 && (b.left < -0.5 || b.right > w + 0.5);
+      })
+      .map((e) => `${e.tagName} "${(e.textContent ?? '').slice(0, 40)}"`);
+    return document.documentElement.scrollWidth > w ? [`the page is ${document.documentElement.scrollWidth} px wide`, ...out] : out;
+  });
 }

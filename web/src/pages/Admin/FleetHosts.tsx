@@ -3,6 +3,7 @@ import { FleetHosts as FleetHostsSchema, type FleetHost } from '@hyperdesk/contr
 import { request } from '../../api/http';
 import { adminKey } from '../../api/admin';
 import { Badge, Panel } from './parts';
+import { useColumnLabels } from './columnLabels';
 import styles from './Admin.module.css';
 import own from './FleetHosts.module.css';
 
@@ -110,10 +111,13 @@ function Machines({ h }: { h: FleetHost }) {
   );
 }
 
+const COLUMNS = ['Host', 'State', 'CPU', 'Memory', 'Storage', 'GPUs', 'Machines'] as const;
+
 /** Hosts: each member of the cluster (or the one host), whether it is online, its load, storage, GPUs and machines. */
 export default function FleetHosts() {
   const q = useQuery(fleetHostsQuery);
   const hosts = q.data?.members ?? [];
+  const table = useColumnLabels(COLUMNS);
   return (
     <div className={own.hosts}>
       <Panel title="Hosts" hint="Where machines run: each host's state, load, storage, GPUs and machines. Updates every 10 seconds.">
@@ -123,17 +127,15 @@ export default function FleetHosts() {
         {q.data && !q.data.error && !hosts.length ? <p>This provider ({q.data.provider}) does not report its hosts.</p> : null}
         {hosts.length ? (
           <div className={styles.tableWrap}>
-            <table className={styles.table}>
+            <table ref={table} className={`${styles.table} ${styles.cards}`}>
               <caption className="sr-only">Hosts</caption>
               <thead>
                 <tr>
-                  <th scope="col">Host</th>
-                  <th scope="col">State</th>
-                  <th scope="col">CPU</th>
-                  <th scope="col">Memory</th>
-                  <th scope="col">Storage</th>
-                  <th scope="col">GPUs</th>
-                  <th scope="col">Machines</th>
+                  {COLUMNS.map((c) => (
+                    <th key={c} scope="col">
+                      {c}
+                    </th>
+                  ))}
                 </tr>
               </thead>
               <tbody>

@@ -1,6 +1,7 @@
 import type { ReactNode } from 'react';
 import type { InfiniteData, UseInfiniteQueryResult } from '@tanstack/react-query';
 import { Spinner } from '../../components/Spinner';
+import { useColumnLabels } from './columnLabels';
 import styles from './Admin.module.css';
 
 type Paged<T> = UseInfiniteQueryResult<InfiniteData<{ items: T[]; next: string | null }>>;
@@ -10,7 +11,9 @@ export type Column = string | { label: string; num: true };
 
 /**
  * One console list: loading, error and empty states of a keyset-paginated query, then a table of its rows and a
- * "Load more" button while the server has a next page. `row` returns the whole `<tr>` (with its key).
+ * "Load more" button while the server has a next page. `row` returns the whole `<tr>` (with its key). On a phone each
+ * row is a small card, each cell under its column's name (./columnLabels.ts), so no cell, and no action button, is
+ * left past the screen's edge.
  */
 export function KeysetTable<T>({ result, what, empty, caption, columns, row }: {
   result: Paged<T>;
@@ -20,6 +23,7 @@ export function KeysetTable<T>({ result, what, empty, caption, columns, row }: {
   columns: Column[];
   row(item: T): ReactNode;
 }) {
+  const table = useColumnLabels(columns.map((c) => (typeof c === 'string' ? c : c.label)));
   if (result.isPending) return <div className={styles.state}><Spinner label={`Loading ${what}`} /></div>;
   if (result.isError) {
     return (
@@ -36,7 +40,7 @@ export function KeysetTable<T>({ result, what, empty, caption, columns, row }: {
   return (
     <>
       <div className={styles.tableWrap}>
-        <table className={styles.table}>
+        <table ref={table} className={`${styles.table} ${styles.cards}`}>
           <caption className="sr-only">{caption}</caption>
           <thead>
             <tr>
