@@ -88,10 +88,7 @@ sh "$here/daemon.sh" 9>&-
 
 # Each object is shown once and its state read from that (a later npm start changes nothing, and every `lxc` run
 # costs 75-150 ms of CPU on a slow VM).
-if pool_now="$($CLI storage show "$POOL" 2>/dev/null)"; then
-  pool_driver="$(printf '%s\n' "$pool_now" | sed -n 's/^driver: //p')"
-else
-  pool_driver=btrfs
+if ! pool_now="$($CLI storage show "$POOL" 2>/dev/null)"; then
   if [ -n "${LXD_POOL_SOURCE:-}" ]; then
     step "storage pool $POOL (btrfs on $LXD_POOL_SOURCE)"
     create_once storage create "$POOL" btrfs source="$LXD_POOL_SOURCE"
@@ -99,7 +96,9 @@ else
     step "storage pool $POOL (btrfs on a ${LXD_POOL_SIZE:-40GiB} loop file)"
     create_once storage create "$POOL" btrfs size="${LXD_POOL_SIZE:-40GiB}"
   fi
+  pool_now="$($CLI storage show "$POOL" 2>/dev/null)" || pool_now=""  # a busy daemon: driver unknown, /usr not shared
 fi
+pool_driver="$(printf '%s\n' "$pool_now" | sed -n 's/^driver: //p')"
 # Home quotas are btrfs qgroup limits. A host whose processes were killed mid-operation can leave the qgroup
 # accounting inconsistent, and then writes pass the limits: rescan (a second or two) so quotas hold again.
 pool_dir="$ENGINE_DIR/storage-pools/$POOL"
@@ -147,7 +146,8 @@ if ! project_now="$($CLI project show "$PROJECT" 2>/dev/null)"; then
     -c restricted.devices.proxy=block -c restricted.devices.unix-char=block -c restricted.devices.unix-block=block \
     -c restricted.devices.unix-hotplug=block -c restricted.devices.usb=block -c restricted.devices.infiniband=block \
     -c restricted.devices.gpu=allow -c restricted.cluster.target=allow -c user.hyperdesk.data_dir="$DATA_DIR"
-  project_now="$($CLI project show "$PROJECT")"
+  # Read back for the checks below; where even that fails (a busy daemon), they set each key again.
+  project_now="$($CLI project show "$PROJECT" 2>/dev/null)" || project_now=""
 fi
 # Disks: the project's own pool volumes only (Hyperdesk on Incus once also allowed a host path, for a shared /usr).
 [ "$(config_value "$project_now" restricted.devices.disk)" = managed ] || $CLI project set "$PROJECT" restricted.devices.disk=managed
@@ -165,7 +165,7 @@ fi
 # desktops then share one copy of their programs and libraries in memory. Filled here, as root, on btrfs (a reflink
 # copy of the image's volume, well under a second) or dir pools; elsewhere the desktops keep their own /usr.
 share_usr() {
-  case "$pool_driver" in btrfs|dir) ;; *) step "the desktops keep their own /usr (pool driver $pool_driver)"; return 0 ;; esac
+  case "$pool_driver" in btrfs|dir) ;; *) step "the desktops keep their own /usr (pool driver ${pool_driver:-unknown})"; return 0 ;; esac
   image="$(cat "$DATA_DIR/lxd/image")"
   fp="$($CLI image info "$image" | sed -n 's/^Fingerprint: //p')" && [ -n "$fp" ] || return 1
   vol="usr-$(printf %.16s "$fp")"
