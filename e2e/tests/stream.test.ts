@@ -83,6 +83,14 @@ it('streams the desktop over WebRTC: a moving picture, typing, clipboard both wa
   const appStarted = await tab.evaluate(() => performance.getEntriesByName('hyperdesk:connect-page')[0]?.startTime ?? -1);
   expect(appStarted).toBeGreaterThan(0);
   expect(sockets[0]!.at).toBeLessThan(appStarted);
+  // The app's start waited for the first script's answer to the agent's offer, or for its cap (early/gate.ts): its
+  // first render never came before the one that came first.
+  const marks = (await tab.evaluate(() =>
+    ['hyperdesk:app-script', 'hyperdesk:app-render', 'hyperdesk:early-answer'].map((n) => performance.getEntriesByName(n)[0]?.startTime ?? null),
+  )) as (number | null)[];
+  const [appScript, appRender, earlyAnswer] = marks;
+  expect(appScript).not.toBeNull();
+  expect(appRender!).toBeGreaterThanOrEqual(Math.min(earlyAnswer ?? Infinity, appScript! + 250) - 1);
   // Taken from the dashboard's window (its opener), whether the dashboard had it yet or not: never asked for over the
   // channel, whose answer came 18-41 ms later.
   expect(await tab.evaluate('window.wants')).toBe(0);

@@ -1,6 +1,7 @@
 import { askDashboard, takeFromOpener } from './ticketChannel';
 import { preferredQuality, preferredTransport, startQuery } from './prefs';
 import { answerEarly, type EarlyPeer } from './peer';
+import { answerDue } from './gate';
 
 /**
  * The Connect tab's first script: inline in index.html (vite.config.ts earlyScript), run while the page is parsed,
@@ -56,10 +57,16 @@ export function connectUrl(hash: string): string | null {
   return typeof url === 'string' && url.length <= 2000 && url.startsWith('/v1/slot/connect') ? url : null;
 }
 
-function open(wsPath: string): EarlySocket & { stop(): void } {
+/** The early socket and its peer; `settle` once the peer's answer is sent or the socket closes (early/gate.ts). */
+function open(wsPath: string, settle: () => void): EarlySocket & { stop(): void } {
   const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
   const ws = new WebSocket(`${scheme}//${location.host}${wsPath}&mode=webrtc${startQuery(preferredQuality())}`);
-  const answering = answerEarly(ws, (msg) => ws.readyState === WebSocket.OPEN && ws.send(JSON.stringify(msg)));
+  ws.addEventListener('close', settle);
+  const answering = answerEarly(ws, (msg) => {
+    if (ws.readyState !== WebSocket.OPEN) return;
+    ws.send(JSON.stringify(msg));
+    if (msg.type === 'answer') settle();
+  });
   const s = { ws, wsPath, heard: [] as (MessageEvent | CloseEvent)[], peer: answering.peer, stop };
   const hear = (e: Event) => s.heard.push(e as MessageEvent | CloseEvent);
   ws.addEventListener('message', hear);
@@ -80,12 +87,20 @@ export function dialEarly(opener: unknown): void {
   if (location.pathname !== '/connect') return;
   const url = connectUrl(location.hash);
   if (!url) return;
-  const e: Early = { url, ticket: takeFromOpener(opener, url) ?? askDashboard(url), ticketTaken: false, socket: null, socketTaken: false };
+  const fromOpener = takeFromOpener(opener, url);
+  const e: Early = { url, ticket: fromOpener ?? askDashboard(url), ticketTaken: false, socket: null, socketTaken: false };
   slot[EARLY_KEY] = e;
   if (preferredTransport() !== 'webrtc') return;
+  // The app's start waits for this answer (early/gate.ts): from now when the dashboard is handing its ticket over,
+  // else once the socket is dialled.
+  let settle = () => {};
+  const due = new Promise<void>((resolve) => (settle = resolve));
+  if (fromOpener) answerDue(due);
   void e.ticket.then((answer) => {
     const wsPath = (answer as { wsPath?: unknown } | null)?.wsPath;
-    if (!e.socketTaken && typeof wsPath === 'string' && wsPath.startsWith('/v1/')) e.socket = open(wsPath);
+    if (e.socketTaken || typeof wsPath !== 'string' || !wsPath.startsWith('/v1/')) return settle();
+    e.socket = open(wsPath, settle);
+    answerDue(due);
   });
 }
 

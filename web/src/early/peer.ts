@@ -15,7 +15,7 @@ export interface EarlyPeer {
   taken: WeakSet<MessageEvent>;
 }
 
-type Send = (msg: object) => void;
+type Send = (msg: { type: string; [field: string]: unknown }) => void;
 
 interface Heard {
   type?: string;
