@@ -2,8 +2,8 @@
  * The app's start on a Connect tab waits for the first script's answer to the agent's offer (early/dial.ts), at most
  * a cap: answering takes three steps on the tab's main thread (the offer, the answer, setting it), and the app's own
  * start (its modules, its first render) held each of them there. Measured with bench:stream (2026-12-03, a fast
- * EPYC): the offer answered 4-13 ms after it came instead of 12-47 ms, the Connect tab's first frame p50 377 and 428 ms
- * instead of 518 and 478 ms (benches alternated). No imports: the app's entry takes this without the first script's
+ * EPYC, three pairs of benches alternated): the offer answered 4-16 ms after it came instead of 5-69 ms, the Connect
+ * tab's first frame p50 377, 428 and 432 ms instead of 518, 478 and 457 ms, p95 506-523 ms instead of 543-905 ms. No imports: the app's entry takes this without the first script's
  * code.
  */
 
