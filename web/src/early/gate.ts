@@ -3,8 +3,8 @@
  * a cap: answering takes three steps on the tab's main thread (the offer, the answer, setting it), and the app's own
  * start (its modules, its first render) held each of them there. Measured with bench:stream (2026-12-03, a fast
  * EPYC, three pairs of benches alternated): the offer answered 4-16 ms after it came instead of 5-69 ms, the Connect
- * tab's first frame p50 377, 428 and 432 ms instead of 518, 478 and 457 ms, p95 506-523 ms instead of 543-905 ms. No imports: the app's entry takes this without the first script's
- * code.
+ * tab's first frame p50 377, 428 and 432 ms instead of 518, 478 and 457 ms, p95 506-523 ms instead of 543-905 ms.
+ * No imports: the app's entry takes this without the first script's code.
  */
 
 /** Kept on the window: the first script is an inline copy of its own (vite.config.ts earlyScript). */
