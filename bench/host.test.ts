@@ -20,12 +20,14 @@ describe('the host line', { timeout: 120_000 }, () => {
     expect(describeHost()).toMatch(/^host: .+, \d+ cores, \d+ GiB; (no lxd|`lxd --version` \d+ ms of CPU); SHA-256 of 64 MiB \d+ ms; a system call [\d.]+ µs, a page fault [\d.]+ µs \([\d.]+ µs a page mapped in one call\); load /);
   });
 
-  // A page fault does what a bulk mapping does for each page (zeroing, mapping) and traps besides: never cheaper.
-  it("times a system call and a page's first touch, the touch dearer than a page mapped in bulk", () => {
+  // Times only, none compared with another: on a busy host any of them can be stretched by what else runs (a test
+  // that a fault costs more than a bulk-mapped page would fail on the host's load, not on the code).
+  it("times a system call, a page's first touch and a page mapped in bulk", () => {
     const k = kernelCosts();
     expect(k).not.toBeNull();
     expect(k!.syscallUs).toBeGreaterThanOrEqual(0);
-    expect(k!.faultUs).toBeGreaterThan(k!.populateUs);
+    expect(k!.faultUs).toBeGreaterThan(0);
+    expect(k!.populateUs).toBeGreaterThan(0);
     expect(describeKernel(null)).toBe('no python3 for the kernel yardstick');
     expect(describeKernel({ syscallUs: 1.014, faultUs: 13.4, populateUs: 0.68 })).toBe('a system call 1.01 µs, a page fault 13 µs (0.68 µs a page mapped in one call)');
   });
