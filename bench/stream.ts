@@ -211,6 +211,8 @@ interface Run {
   /** Key → frame received p50 when it read below the round trip: the run's readings on those timestamps left out. */
   skewedMs: number | null;
   cpu: number;
+  /** The encoder's CPU (cores) on the desktop as it started, before the scene (quietDesktopCpu). */
+  quietCpu: number;
   rssMiB: number;
   gearsFps: number;
   detail: string;
@@ -317,6 +319,7 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
   const shown = await transportShown(cfg, b, transport, tab);
   const { lookLag, milestones } = await tabMilestones(cfg, b, transport, tab, frameInTab, opened);
   const frame = frameSeen - lookLag;
+  const quietCpu = await quietDesktopCpu(cfg, b, transport);
   await startScene(cfg, b, tab);
   const sample = await sampleStream(cfg, b, transport, tab, milestones);
   const gears = gearsFps(cfg.project, b.machineId);
@@ -354,6 +357,7 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
     stale: keys.stale,
     skewedMs,
     cpu: sample.cpu,
+    quietCpu,
     rssMiB: sample.rssMiB,
     gearsFps: gears,
     detail: sample.detail,
@@ -465,13 +469,28 @@ async function startScene(cfg: InnerConfig, b: Buyer, tab: Page): Promise<void> 
   await sleep(6000); // glxgears compiles its shaders and reports its first 5 s
 }
 
+/** The encoder's processes in the desktop: the agent's python3 for WebRTC, Xvnc for VNC (the X server too). */
+function encoderPids(b: Buyer, transport: 'webrtc' | 'vnc'): number[] {
+  return findInInstance(instanceOf(b.machineId), (p) => (transport === 'webrtc' ? p.comm.startsWith('python3') && p.cmdline.includes('agent.py') : p.comm === 'Xvnc'));
+}
+
+/**
+ * The encoder's CPU (cores) over cfg.seconds while the tab shows the desktop as it started: nothing typed, the demo's
+ * small window moving a few times a second (it moves while someone watches), the rest unchanged.
+ */
+async function quietDesktopCpu(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc'): Promise<number> {
+  const pids = encoderPids(b, transport);
+  const t0 = performance.now();
+  const cpu0 = pids.map(usage);
+  await sleep(cfg.seconds * 1000);
+  return useBetween(cpu0, pids.map(usage), (performance.now() - t0) / 1000).cores;
+}
+
 type StreamSample = { fps: number; kbps: number; freezePct: number; freezeN: number; detail: string; stages: StageInputs | null; cpu: number; rssMiB: number };
 
 /** cfg.seconds of the stream: its rate, bits, freezes, the encoder's CPU and memory, and for WebRTC the stage inputs. */
 async function sampleStream(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', tab: Page, milestones: string): Promise<StreamSample> {
-  const encoder = () =>
-    findInInstance(instanceOf(b.machineId), (p) => (transport === 'webrtc' ? p.comm.startsWith('python3') && p.cmdline.includes('agent.py') : p.comm === 'Xvnc'));
-  const pids = encoder();
+  const pids = encoderPids(b, transport);
   const cpu0 = pids.map(usage);
   const s0 = (await tab.evaluate(SNAPSHOT)) as Snap;
   await sleep(cfg.seconds * 1000);
@@ -588,7 +607,7 @@ async function innerMain(cfg: InnerConfig) {
             `${r.handlerToFrame.length ? `; on the tab's clock: press → handler p50 ${fmtMs(percentile(r.pressToHandler, 50))}, handler → frame p50 ${fmtMs(percentile(r.handlerToFrame, 50))} / p95 ${fmtMs(percentile(r.handlerToFrame, 95))}` : ''}` +
             `${r.checking.length ? `; the bench's look at a frame p50 ${percentile(r.checking, 50).toFixed(1)} ms` : ''}), ` +
             `first frame ${fmtMs(r.frame)}, content ${fmtMs(r.content)} (online ${fmtMs(r.online)}), ` +
-            `encoder ${r.cpu.toFixed(2)} cores ${r.rssMiB.toFixed(0)} MiB, glxgears ${r.gearsFps.toFixed(1)} fps, ` +
+            `encoder ${r.cpu.toFixed(2)} cores ${r.rssMiB.toFixed(0)} MiB (${r.quietCpu.toFixed(2)} cores before the scene), glxgears ${r.gearsFps.toFixed(1)} fps, ` +
             `while uploading ${r.uploadFps.toFixed(1)} fps (upload ${r.uploadKbps.toFixed(0)} kbit/s); ${r.detail}`,
         );
       }
@@ -636,6 +655,7 @@ function report(runs: Run[], cfg: InnerConfig, chromium: string) {
   pct('Connect tab → first frame p50 / p95', w.map((r) => r.tabFrame), v.map((r) => r.tabFrame));
   pct('Connect tab → content p50 / p95', w.map((r) => r.tabContent), v.map((r) => r.tabContent));
   num('encoder CPU, cores (agent / Xvnc)', (r) => r.cpu, 2);
+  num('  on the desktop as it starts (no scene)', (r) => r.quietCpu, 2);
   num('encoder memory, MiB RSS', (r) => r.rssMiB, 0);
   num('glxgears fps inside the desktop', (r) => r.gearsFps, 1);
   num('fps while a file uploads at full speed', (r) => r.uploadFps, 1);
@@ -680,9 +700,22 @@ function slowestPresses(all: PressParts[]) {
   if (!all.length) return;
   const worst = (x: PressParts) => Math.max(x.fromPress, Number.isNaN(x.latency) ? 0 : x.latency);
   const rows = [...all].sort((a, b) => worst(b) - worst(a)).slice(0, 5);
-  console.log(`\nThe 5 slowest of ${all.length} WebRTC presses (ms): the driver's press → photon | the key's time → photon | press → tab's handler | handler → frame handed to the page | the key's time → the frame's last packet`);
+  console.log(`\nThe 5 slowest of ${all.length} WebRTC presses (ms): the driver's press → photon | the key's time → photon | press → tab's handler | handler → frame handed to the page | the key's time → the frame's last packet | NACKs the tab sent meanwhile`);
   for (const x of rows)
-    console.log(`  ${[x.fromPress, x.latency, x.pressToHandler, x.handlerToFrame, x.toReceive].map((v) => (Number.isNaN(v) ? '?' : v.toFixed(0)).padStart(5)).join(' | ')}`);
+    console.log(`  ${[x.fromPress, x.latency, x.pressToHandler, x.handlerToFrame, x.toReceive, x.nacks].map((v) => (Number.isNaN(v) ? '?' : v.toFixed(0)).padStart(5)).join(' | ')}`);
+  lossShare(all, worst);
+}
+
+/**
+ * The presses during which the tab asked for a packet again (a loss on the link, recovered by a retransmission a round
+ * trip later) beside those without: how much of the tail the link's loss makes.
+ */
+function lossShare(all: PressParts[], worst: (x: PressParts) => number) {
+  const known = all.filter((x) => !Number.isNaN(x.nacks));
+  if (!known.length) return;
+  const [hit, clean] = [known.filter((x) => x.nacks > 0).map(worst), known.filter((x) => x.nacks === 0).map(worst)];
+  const pp = (xs: number[]) => (xs.length ? `p50 ${fmtMs(percentile(xs, 50))} / p95 ${fmtMs(percentile(xs, 95))}` : 'none');
+  console.log(`Presses with a NACK sent meanwhile: ${hit.length} of ${known.length} (${pp(hit)}); without: ${pp(clean)}`);
 }
 
 if (process.argv[2] === '--inner') {

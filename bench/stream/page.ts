@@ -111,6 +111,18 @@ export const COLOURS = String.raw`(() => {
   return opaque ? seen.size : 0;
 })()`;
 
+/**
+ * Expression: the NACKs the tab has sent for the video so far (each asks for a packet again: one lost on the way, or
+ * late), or null without a WebRTC video (VNC, a streamer of another kind).
+ */
+export const NACKS_SENT = String.raw`(async () => {
+  const pc = window.__hd.pcs.filter((p) => p.connectionState !== 'closed' && p.getReceivers().some((r) => r.track && r.track.kind === 'video')).pop();
+  if (!pc) return null;
+  let n = null;
+  (await pc.getStats()).forEach((s) => { if (s.type === 'inbound-rtp' && s.kind === 'video') n = s.nackCount || 0; });
+  return n;
+})()`;
+
 /** Expression: a snapshot of the counters the bench turns into rates (both transports). */
 export const SNAPSHOT = String.raw`(async () => {
   const hd = window.__hd;

@@ -10,7 +10,7 @@ const run = (toReceive: number[]): Presses => ({
   handlerToFrame: toReceive.map((t) => t + 30),
   checking: toReceive.map(() => 2),
   pairs: toReceive.map((t) => ({ photon: t + 3, received: t })),
-  each: toReceive.map((t) => ({ fromPress: t + 40, latency: t + 3, pressToHandler: 5, handlerToFrame: t + 30, toReceive: t })),
+  each: toReceive.map((t) => ({ fromPress: t + 40, latency: t + 3, pressToHandler: 5, handlerToFrame: t + 30, toReceive: t, nacks: 0 })),
   misses: 0,
   stale: 0,
 });
@@ -32,6 +32,6 @@ describe("a run's key → photon readings on the event's and the frame's own tim
     expect(presses.handling).toEqual([]);
     expect(presses.fromPress).toEqual(p.fromPress);
     expect(presses.handlerToFrame).toEqual(p.handlerToFrame);
-    expect(presses.each.every((e) => Number.isNaN(e.latency) && Number.isNaN(e.toReceive) && e.fromPress > 0)).toBe(true);
+    expect(presses.each.every((e) => Number.isNaN(e.latency) && Number.isNaN(e.toReceive) && e.fromPress > 0 && e.nacks === 0)).toBe(true);
   });
 });

@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 import { percentile } from '../stats';
 import { PATCH, sleep } from './desktop';
-import { awaitColour, showsColour } from './page';
+import { awaitColour, NACKS_SENT, showsColour } from './page';
 
 /** Key → photon over a run's presses, in ms (see awaitColour for what each time is). */
 export interface Presses {
@@ -40,6 +40,8 @@ export interface PressParts {
   pressToHandler: number;
   handlerToFrame: number;
   toReceive: number;
+  /** NACKs the tab sent from just before the press until its frame was shown (NaN: not WebRTC). */
+  nacks: number;
 }
 
 /**
@@ -55,6 +57,7 @@ export async function keyToPhoton(tab: Page, samples: number): Promise<Presses> 
       out.stale++;
       continue;
     }
+    const nacksBefore = (await tab.evaluate(NACKS_SENT)) as number | null;
     const seen = tab.evaluate(awaitColour(want, PATCH.x, PATCH.y, want)) as Promise<{ shown: number; at: number; key: number; handled: number; received: number; checkMs?: number }>;
     await sleep(50);
     // The driver's own clock of the press and the page's of the frame, both performance.now() in the tab: an upper
@@ -63,6 +66,7 @@ export async function keyToPhoton(tab: Page, samples: number): Promise<Presses> 
     const issued = (await tab.evaluate('performance.now()')) as number;
     await tab.keyboard.press(want);
     const r = await seen;
+    const nacksAfter = nacksBefore === null ? null : ((await tab.evaluate(NACKS_SENT)) as number | null);
     if (r.shown >= 0 && r.key >= 0) out.latencies.push(r.shown - r.key);
     else out.misses++;
     if (r.shown >= 0) out.fromPress.push(r.at - issued);
@@ -80,6 +84,7 @@ export async function keyToPhoton(tab: Page, samples: number): Promise<Presses> 
         pressToHandler: known(r.handled >= 0, r.handled - issued),
         handlerToFrame: known(r.handled >= 0, r.at - r.handled),
         toReceive: known(r.received > 0 && r.key >= 0, r.received - r.key),
+        nacks: nacksBefore === null || nacksAfter === null ? NaN : nacksAfter - nacksBefore,
       });
     }
     await sleep(250 + Math.random() * 350);
