@@ -111,12 +111,15 @@ export const COLOURS = String.raw`(() => {
   return opaque ? seen.size : 0;
 })()`;
 
+/** Expression: the newest open connection that receives video (Selkies-GStreamer has another one for its sound). */
+const VIDEO_PC = String.raw`window.__hd.pcs.filter((p) => p.connectionState !== 'closed' && p.getReceivers().some((r) => r.track && r.track.kind === 'video')).pop()`;
+
 /**
  * Expression: the NACKs the tab has sent for the video so far (each asks for a packet again: one lost on the way, or
  * late), or null without a WebRTC video (VNC, a streamer of another kind).
  */
 export const NACKS_SENT = String.raw`(async () => {
-  const pc = window.__hd.pcs.filter((p) => p.connectionState !== 'closed' && p.getReceivers().some((r) => r.track && r.track.kind === 'video')).pop();
+  const pc = ${VIDEO_PC};
   if (!pc) return null;
   let n = null;
   (await pc.getStats()).forEach((s) => { if (s.type === 'inbound-rtp' && s.kind === 'video') n = s.nackCount || 0; });
@@ -127,8 +130,7 @@ export const NACKS_SENT = String.raw`(async () => {
 export const SNAPSHOT = String.raw`(async () => {
   const hd = window.__hd;
   const out = { t: performance.now(), flips: hd.flips.length, wsBytes: hd.wsBytes, rtc: null };
-  // The newest open connection that receives video (Selkies-GStreamer has another one for its sound).
-  const pc = hd.pcs.filter((p) => p.connectionState !== 'closed' && p.getReceivers().some((r) => r.track && r.track.kind === 'video')).pop();
+  const pc = ${VIDEO_PC};
   if (pc) {
     const r = await pc.getStats();
     let v = null, pair = null, local = null, selected = null;
