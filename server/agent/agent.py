@@ -25,6 +25,7 @@ from gi.repository import GLib, Gst, GstSdp, GstWebRTC  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from clipwatch import ClipboardWatch  # noqa: E402
+from framegate import FrameGate  # noqa: E402
 import dtlsflight  # noqa: E402
 import dtlskey  # noqa: E402
 import guard  # noqa: E402
@@ -118,6 +119,11 @@ class Agent:
         except (OSError, RuntimeError) as e:
             self.clip_watch = None
             log('clipboard looked at every 0.7 s:', e)
+        try:
+            self.gate = FrameGate(args.display)
+        except (OSError, RuntimeError) as e:
+            self.gate = None
+            log('every grabbed frame encoded:', e)
         self.audio_ok = bool(args.pulse_server) and probe_pulse(args.pulse_server)
         if args.pulse_server:
             log('audio:', 'on' if self.audio_ok else 'pulse server unreachable, video only')

@@ -125,6 +125,9 @@ class Peer:
         self.enc = self.pipe.get_by_name('enc')
         pay = self.pipe.get_by_name('pay')
         self.playout = playout.add_to(pay, PLAYOUT_EXT_ID) if pay else None
+        self.gate = agent.gate
+        if self.gate and self.enc:
+            self.gate.attach(self.pipe.get_by_name('cap'), self.enc)  # before the timing's probes: they see only frames let through
         self.timing = FrameTiming(self.pipe, self.pipe.get_by_name('cap'), self.enc)
         self.timing_at = time.monotonic()
         # Loss repair: the browser NACKs a lost packet and gets it again (RTX) within a round trip, instead of a
@@ -187,6 +190,7 @@ class Peer:
         ev = info.get_event()
         st = ev.get_structure() if ev else None
         if st and st.get_name() == 'GstForceKeyUnit':
+            self.opened()
             self.keyframe_requests += 1
             if self.keyframe_requests <= 3 or self.keyframe_requests % 20 == 0:
                 self.agent.log_fn('keyframe requested (%d so far: the viewer\'s PLI/FIR, and one when the media path connects)' % self.keyframe_requests)
@@ -232,8 +236,14 @@ class Peer:
         if state == GstWebRTC.WebRTCPeerConnectionState.CONNECTED:
             GLib.idle_add(self.force_keyframe)
 
+    def opened(self):
+        """Frames go on for a moment (framegate.py): input, a keyframe to make or a new size."""
+        if self.gate:
+            self.gate.input()
+
     def force_keyframe(self):
         if not self.closed and self.enc:
+            self.opened()
             self.enc.send_event(GstVideo.video_event_new_upstream_force_key_unit(Gst.CLOCK_TIME_NONE, True, 0))
         return False
 
@@ -296,6 +306,7 @@ class Peer:
             return self.dropped('not JSON')
         if not isinstance(m, dict):
             return None
+        self.opened()
         try:
             self.order.take(m)
         except ValueError as e:
@@ -363,6 +374,7 @@ class Peer:
     def follow_size(self, w, h):
         """The frame rate the desktop's cores afford at its new size (framerate.py): the rate control's buffer first,
         then the capture's caps; the encoder starts again on the new caps (as it does for the new size) with an IDR."""
+        self.opened()
         fps = fps_for(w, h, CPUS)
         if fps == self.fps or not self.enc:
             return
@@ -386,6 +398,7 @@ class Peer:
         summary = self.timing.summary(max(0.001, now - self.timing_at))
         self.timing_at = now
         summary['targetFps'] = self.fps
+        summary['unchanged'] = self.gate.rule.take_dropped() if self.gate else 0
         summary['kbps'] = self.rate.kbps
         self.send_channel(summary)
         return True

@@ -1,0 +1,105 @@
+"""Frames only while the picture changes (the rule: gaterule.py; its constants named below are there).
+
+A viewer's pipeline grabs the screen 30 or 60 times a second; converting and encoding a frame that did not change
+costs as much as one that did: an idle 1920×1080 desktop with a viewer took about a core (conversion 0.54, x264
+0.47, measured in a desktop with the agent's pipeline), for a stream of empty frames. The gate lets a grabbed frame
+on to conversion and encoding only when
+- the screen changed less than SETTLE_S ago (X DAMAGE on the root window, or a new cursor shape) and the encoder
+  has not settled since: a change's first frame is coarse at the link's rate and the next ones sharpen it, until
+  SETTLED_FRAMES in a row encode under SETTLED_BYTES (on a still 1920×1080 desktop x264 went on sharpening, in frames
+  of 0.1-2 KB, for over a second: SETTLE_S bounds it, and the frames below sharpen the rest), or
+- the viewer sent input less than INPUT_HOLD_S ago (the pointer is drawn into the picture by the capture, and moving
+  it damages nothing; an app's answer to a key comes a moment after the key), or a keyframe was asked for, or
+- IDLE_FRAME_S passed since the last one: a still screen still sends a few frames a second, so the viewer's stream
+  (its stats, its fallback watch) stays alive and Chrome never waits long enough to ask for a keyframe.
+The grab itself (Xvnc's copy) goes on at the capture's rate: it is what tells the probe a frame is due.
+"""
+import ctypes
+import time
+
+import gi
+
+gi.require_version('Gst', '1.0')
+from gi.repository import GLib, Gst  # noqa: E402
+
+from gaterule import GateRule  # noqa: E402
+from xlib import ID as _ID, P as _P, x11 as _x11  # noqa: E402
+
+
+_damage = ctypes.CDLL('libXdamage.so.1')  # by soname (see xlib.py)
+_damage.XDamageQueryExtension.argtypes = [_P, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]
+_damage.XDamageQueryVersion.argtypes = [_P, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]
+_damage.XDamageCreate.argtypes = [_P, _ID, ctypes.c_int]
+_damage.XDamageCreate.restype = _ID
+_damage.XDamageSubtract.argtypes = [_P, _ID, _ID, _ID]
+_xfixes = ctypes.CDLL('libXfixes.so.3')
+_xfixes.XFixesQueryExtension.argtypes = [_P, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]
+_xfixes.XFixesSelectCursorInput.argtypes = [_P, _ID, ctypes.c_ulong]
+
+_REPORT_NON_EMPTY = 3  # XDamageReportNonEmpty: one event, then none until the damage is subtracted
+_DISPLAY_CURSOR_NOTIFY_MASK = 1
+_CURSOR_NOTIFY = 1  # XFixesCursorNotify, after the extension's event base
+
+
+class FrameGate:
+    """The rule, fed by the X server's DAMAGE and cursor events on the GLib main loop, as a probe on a pipeline."""
+
+    def __init__(self, display):
+        self.rule = GateRule()
+        self.dpy = _x11.XOpenDisplay(display.encode())
+        if not self.dpy:
+            raise RuntimeError('cannot open display %s' % display)
+        base, err = ctypes.c_int(), ctypes.c_int()
+        if not _damage.XDamageQueryExtension(self.dpy, ctypes.byref(base), ctypes.byref(err)):
+            _x11.XCloseDisplay(self.dpy)
+            raise RuntimeError('the X server has no DAMAGE')
+        self.damage_event = base.value
+        # The server refuses every other DAMAGE request from a client that has not said which version it speaks.
+        major, minor = ctypes.c_int(1), ctypes.c_int(1)
+        _damage.XDamageQueryVersion(self.dpy, ctypes.byref(major), ctypes.byref(minor))
+        root = _x11.XDefaultRootWindow(self.dpy)
+        self.damage = _damage.XDamageCreate(self.dpy, root, _REPORT_NON_EMPTY)
+        self.cursor_event = None
+        if _xfixes.XFixesQueryExtension(self.dpy, ctypes.byref(base), ctypes.byref(err)):
+            self.cursor_event = base.value + _CURSOR_NOTIFY
+            _xfixes.XFixesSelectCursorInput(self.dpy, root, _DISPLAY_CURSOR_NOTIFY_MASK)
+        _x11.XFlush(self.dpy)
+        self.event = (ctypes.c_long * 24)()  # an XEvent
+        GLib.io_add_watch(_x11.XConnectionNumber(self.dpy), GLib.PRIORITY_HIGH, GLib.IO_IN | GLib.IO_HUP | GLib.IO_ERR, self._readable)
+
+    def _readable(self, _fd, condition):
+        if condition & (GLib.IO_HUP | GLib.IO_ERR):
+            return False  # the X server went away: the desktop is ending
+        seen = False
+        while _x11.XPending(self.dpy):
+            _x11.XNextEvent(self.dpy, self.event)
+            kind = ctypes.cast(self.event, ctypes.POINTER(ctypes.c_int))[0]
+            seen |= kind in (self.damage_event, self.cursor_event)
+        if seen:
+            self.rule.changed()
+            # Re-armed at once: the next drawing reports again (at most one event per drawing request).
+            _damage.XDamageSubtract(self.dpy, self.damage, 0, 0)
+            _x11.XFlush(self.dpy)
+        return True
+
+    def input(self):
+        """The viewer sent input, or asked for a keyframe, or the desktop's size changed: frames go on for a moment
+        and the encoder may settle again."""
+        self.rule.input(time.monotonic())
+
+    def attach(self, cap, enc):
+        """Gates a new viewer's pipeline: `cap` the capture, `enc` the encoder (its frames' sizes tell when it
+        settled). The new viewer starts with the gate open."""
+        self.rule.small = 0
+        self.rule.changed()
+        cap.get_static_pad('src').add_probe(Gst.PadProbeType.BUFFER, self._on_grabbed)
+        enc.get_static_pad('src').add_probe(Gst.PadProbeType.BUFFER, self._on_encoded)
+
+    def _on_grabbed(self, _pad, _info):
+        return Gst.PadProbeReturn.OK if self.rule.frame(time.monotonic()) else Gst.PadProbeReturn.DROP
+
+    def _on_encoded(self, _pad, info):
+        buf = info.get_buffer()
+        if buf:
+            self.rule.encoded(buf.get_size())
+        return Gst.PadProbeReturn.OK
