@@ -213,6 +213,9 @@ interface Run {
   cpu: number;
   /** The encoder's CPU (cores) on the desktop as it started, before the scene (quietDesktopCpu). */
   quietCpu: number;
+  /** The encoder's CPU (cores) and the frames a second the tab got on a still desktop (stillDesktop). */
+  stillCpu: number;
+  stillFps: number;
   rssMiB: number;
   gearsFps: number;
   detail: string;
@@ -320,6 +323,7 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
   const { lookLag, milestones } = await tabMilestones(cfg, b, transport, tab, frameInTab, opened);
   const frame = frameSeen - lookLag;
   const quietCpu = await quietDesktopCpu(cfg, b, transport);
+  const still = await stillDesktop(cfg, b, transport, tab);
   await startScene(cfg, b, tab);
   const sample = await sampleStream(cfg, b, transport, tab, milestones);
   const gears = gearsFps(cfg.project, b.machineId);
@@ -358,6 +362,8 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
     skewedMs,
     cpu: sample.cpu,
     quietCpu,
+    stillCpu: still.cpu,
+    stillFps: still.fps,
     rssMiB: sample.rssMiB,
     gearsFps: gears,
     detail: sample.detail,
@@ -486,6 +492,23 @@ async function quietDesktopCpu(cfg: InnerConfig, b: Buyer, transport: 'webrtc' |
   return useBetween(cpu0, pids.map(usage), (performance.now() - t0) / 1000).cores;
 }
 
+/**
+ * The encoder's CPU (cores) and the frames a second the tab got over cfg.seconds on a still desktop: the demo closed,
+ * nothing typed (the agent encodes only frames that changed, framegate.py; VNC sends only changed rectangles).
+ */
+async function stillDesktop(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', tab: Page): Promise<{ cpu: number; fps: number }> {
+  asUser(cfg.project, b.machineId, 'pkill -x glxgears; true');
+  await sleep(1000);
+  const pids = encoderPids(b, transport);
+  const cpu0 = pids.map(usage);
+  const s0 = (await tab.evaluate(SNAPSHOT)) as Snap;
+  await sleep(cfg.seconds * 1000);
+  const s1 = (await tab.evaluate(SNAPSHOT)) as Snap;
+  const dt = (s1.t - s0.t) / 1000;
+  const frames = s0.rtc && s1.rtc ? s1.rtc.framesDecoded - s0.rtc.framesDecoded : s1.flips - s0.flips;
+  return { cpu: useBetween(cpu0, pids.map(usage), dt).cores, fps: frames / dt };
+}
+
 type StreamSample = { fps: number; kbps: number; freezePct: number; freezeN: number; detail: string; stages: StageInputs | null; cpu: number; rssMiB: number };
 
 /** cfg.seconds of the stream: its rate, bits, freezes, the encoder's CPU and memory, and for WebRTC the stage inputs. */
@@ -607,7 +630,7 @@ async function innerMain(cfg: InnerConfig) {
             `${r.handlerToFrame.length ? `; on the tab's clock: press → handler p50 ${fmtMs(percentile(r.pressToHandler, 50))}, handler → frame p50 ${fmtMs(percentile(r.handlerToFrame, 50))} / p95 ${fmtMs(percentile(r.handlerToFrame, 95))}` : ''}` +
             `${r.checking.length ? `; the bench's look at a frame p50 ${percentile(r.checking, 50).toFixed(1)} ms` : ''}), ` +
             `first frame ${fmtMs(r.frame)}, content ${fmtMs(r.content)} (online ${fmtMs(r.online)}), ` +
-            `encoder ${r.cpu.toFixed(2)} cores ${r.rssMiB.toFixed(0)} MiB (${r.quietCpu.toFixed(2)} cores before the scene), glxgears ${r.gearsFps.toFixed(1)} fps, ` +
+            `encoder ${r.cpu.toFixed(2)} cores ${r.rssMiB.toFixed(0)} MiB (${r.quietCpu.toFixed(2)} cores before the scene, ${r.stillCpu.toFixed(2)} on a still desktop at ${r.stillFps.toFixed(1)} fps), glxgears ${r.gearsFps.toFixed(1)} fps, ` +
             `while uploading ${r.uploadFps.toFixed(1)} fps (upload ${r.uploadKbps.toFixed(0)} kbit/s); ${r.detail}`,
         );
       }
@@ -656,6 +679,8 @@ function report(runs: Run[], cfg: InnerConfig, chromium: string) {
   pct('Connect tab → content p50 / p95', w.map((r) => r.tabContent), v.map((r) => r.tabContent));
   num('encoder CPU, cores (agent / Xvnc)', (r) => r.cpu, 2);
   num('  on the desktop as it starts (no scene)', (r) => r.quietCpu, 2);
+  num('  on a still desktop (the demo closed)', (r) => r.stillCpu, 2);
+  num('frames a second on that still desktop', (r) => r.stillFps, 1);
   num('encoder memory, MiB RSS', (r) => r.rssMiB, 0);
   num('glxgears fps inside the desktop', (r) => r.gearsFps, 1);
   num('fps while a file uploads at full speed', (r) => r.uploadFps, 1);
