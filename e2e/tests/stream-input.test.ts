@@ -85,6 +85,9 @@ it('pointer lock sends relative motion, blur lets go of held keys, a drag releas
   await tab.reload();
   await tab.locator('main[data-phase="connected"]').waitFor({ timeout: 60_000 });
   expect(await tab.getByTestId('video-quality').inputValue()).toBe('low');
+  // The viewer the reload replaced held back the frames of the still desktop above in the agent (not only in the tab).
+  const heldBack = async () => Number(/frame gate: (\d+) of \d+ grabbed frames held back/.exec(agentLog(b.machineId))?.[1] ?? 0);
+  await expect.poll(heldBack, { timeout: 15_000 }).toBeGreaterThan(20);
   await snap(tab, 'stream-input-quality-low');
   await b.context.close();
 }, 240_000);

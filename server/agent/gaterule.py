@@ -21,6 +21,7 @@ class GateRule:
         self.input_at = -INPUT_HOLD_S
         self.passed_at = -IDLE_FRAME_S
         self.small = 0
+        self.passed = 0
         self.dropped = 0
 
     def changed(self):
@@ -33,11 +34,6 @@ class GateRule:
     def encoded(self, size):
         self.small = self.small + 1 if size < SETTLED_BYTES else 0
 
-    def take_dropped(self):
-        """Frames held back since the last call."""
-        n, self.dropped = self.dropped, 0
-        return n
-
     def frame(self, now):
         changes = self.changes
         if changes != self.changes_seen:
@@ -47,6 +43,7 @@ class GateRule:
         settling = now - self.changed_at < SETTLE_S and self.small < SETTLED_FRAMES
         if settling or now - self.input_at < INPUT_HOLD_S or now - self.passed_at >= IDLE_FRAME_S:
             self.passed_at = now
+            self.passed += 1
             return True
         self.dropped += 1
         return False

@@ -398,7 +398,6 @@ class Peer:
         summary = self.timing.summary(max(0.001, now - self.timing_at))
         self.timing_at = now
         summary['targetFps'] = self.fps
-        summary['unchanged'] = self.gate.rule.take_dropped() if self.gate else 0
         summary['kbps'] = self.rate.kbps
         self.send_channel(summary)
         return True
@@ -453,6 +452,8 @@ class Peer:
 
     def close(self):
         self.closed = True
+        if self.gate:
+            self.agent.log_fn(self.gate.summary())
         self.clipboard.close()
         self.pipe.set_state(Gst.State.NULL)
         self.pipe.get_bus().remove_signal_watch()
