@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { lxdProjectFor } from '../server/src/config';
@@ -13,10 +13,26 @@ const POOL_DIR = '/var/lib/lxd/storage-pools/hyperdesk/custom';
 
 const projectOf = (server: RunningServer) => lxdProjectFor(path.resolve(server.dataDir));
 
+/** `lxc exec`'s arguments for a command inside the machine's instance as the desktop's user, on its display. */
+function asDesktopUser(server: RunningServer, machineId: string, argv: string[]): string[] {
+  return ['exec', `hd-${machineId}`, '--project', projectOf(server), '--user', '1000', '--group', '1000',
+    '--env', 'HOME=/home/user', '--env', 'DISPLAY=:0', '--env', 'XAUTHORITY=/run/hyperdesk/xauth', '--', ...argv];
+}
+
 /** Runs a command inside the machine's instance as the desktop's user, on its display. */
 function inInstance(server: RunningServer, machineId: string, argv: string[]): string {
-  return execFileSync('lxc', ['exec', `hd-${machineId}`, '--project', projectOf(server), '--user', '1000', '--group', '1000',
-    '--env', 'HOME=/home/user', '--env', 'DISPLAY=:0', '--env', 'XAUTHORITY=/run/hyperdesk/xauth', '--', ...argv], { encoding: 'utf8', timeout: 20_000, stdio: ['ignore', 'pipe', 'pipe'] });
+  return execFileSync('lxc', asDesktopUser(server, machineId, argv), { encoding: 'utf8', timeout: 20_000, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/**
+ * Moves the desktop's pointer back and forth for about `seconds` from inside the desktop (xdotool, as a program there
+ * or an instructor's VNC take-over would: no input from the tab); resolves when it is done.
+ */
+export function movePointerInDesktop(server: RunningServer, machineId: string, seconds: number): Promise<void> {
+  const script = `for i in $(seq 1 ${Math.round(seconds * 20)}); do xdotool mousemove $((600 + i % 2 * 40)) 400; sleep 0.05; done`;
+  return new Promise((resolve, reject) => {
+    execFile('lxc', asDesktopUser(server, machineId, ['bash', '-c', script]), { timeout: (seconds + 30) * 1000 }, (err) => (err ? reject(err) : resolve()));
+  });
 }
 
 /** Raises and focuses the desktop's terminal (xdotool, as the desktop's user), as a click on its title bar would. */

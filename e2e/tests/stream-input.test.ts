@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import { snap } from '../harness';
 import { useServerAndBrowser } from './suite-helpers';
-import { machineLog } from '../desktops';
+import { machineLog, movePointerInDesktop } from '../desktops';
 import { streamingTab, terminalOutput } from './stream-helpers';
 
 const t = useServerAndBrowser();
@@ -21,7 +21,7 @@ const BUTTON_1_HELD =
   'm=c_uint();v=c_ulong();i=c_int();x.XQueryPointer(d,c_ulong(x.XDefaultRootWindow(d)),byref(v),byref(v),byref(i),byref(i),' +
   'byref(i),byref(i),byref(m));print(m.value>>8&1)"';
 
-it('pointer lock sends relative motion, blur lets go of held keys, a drag released off the picture lets go of its button, a still desktop sends few frames, the quality setting reaches the encoder and is remembered', async () => {
+it('pointer lock sends relative motion, blur lets go of held keys, a drag released off the picture lets go of its button, a still desktop sends few frames until its pointer or picture moves, the quality setting reaches the encoder and is remembered', async () => {
   const b = await streamingTab(t.server, t.browser, 'Input Tester');
   const { tab } = b;
   const video = tab.getByTestId('desktop-video');
@@ -67,10 +67,15 @@ it('pointer lock sends relative motion, blur lets go of held keys, a drag releas
   expect(await terminalOutput(t.server, b, BUTTON_1_HELD, 'b1.txt', false)).toBe('0\n');
 
   // A still desktop costs few frames (server/agent/framegate.py): with the demo closed and nothing typed the tab gets
-  // four frames a second, not the capture's 30-60; output in the terminal brings the frames back.
+  // four frames a second, not the capture's 30-60; the pointer moving or output in the terminal brings them back.
   expect(await terminalOutput(t.server, b, 'pkill -x glxgears; echo demo closed', 'g.txt', false)).toBe('demo closed\n');
   await tab.getByRole('button', { name: 'Stats' }).click();
   const fps = async () => Number(/fps\s+(\d+)/.exec(await tab.getByTestId('stream-stats').innerText())?.[1] ?? NaN);
+  await expect.poll(fps, { timeout: 20_000 }).toBeLessThanOrEqual(6);
+  // The pointer moved inside the desktop (no damage, no input from this tab): the frames follow it.
+  const moving = movePointerInDesktop(t.server, b.machineId, 6);
+  await expect.poll(fps, { timeout: 20_000 }).toBeGreaterThanOrEqual(10);
+  await moving;
   await expect.poll(fps, { timeout: 20_000 }).toBeLessThanOrEqual(6);
   await video.focus(); // the Stats button took the focus
   await tab.keyboard.type('for i in $(seq 1 400); do echo $i; sleep 0.02; done\n', { delay: 15 });

@@ -8,8 +8,10 @@ on to conversion and encoding only when
   has not settled since: a change's first frame is coarse at the link's rate and the next ones sharpen it, until
   SETTLED_FRAMES in a row encode under SETTLED_BYTES (on a still 1920×1080 desktop x264 went on sharpening, in frames
   of 0.1-2 KB, for over a second: SETTLE_S bounds it, and the frames below sharpen the rest), or
-- the viewer sent input less than INPUT_HOLD_S ago (the pointer is drawn into the picture by the capture, and moving
-  it damages nothing; an app's answer to a key comes a moment after the key), or a keyframe was asked for, or
+- the viewer sent input less than INPUT_HOLD_S ago (an app's answer to a key comes a moment after the key), or a
+  keyframe was asked for, or the pointer moved: the capture draws it into the picture and its moves damage nothing,
+  so while a viewer is attached the gate looks where it is every POINTER_LOOK_MS (an instructor's VNC take-over or a
+  program in the desktop moves it too, not only the viewer's input), or
 - IDLE_FRAME_S passed since the last one: a still screen still sends a few frames a second, so the viewer's stream
   (its stats, its fallback watch) stays alive and Chrome never waits long enough to ask for a keyframe.
 The grab itself (Xvnc's copy) goes on at the capture's rate: it is what tells the probe a frame is due.
@@ -39,6 +41,7 @@ _xfixes.XFixesSelectCursorInput.argtypes = [_P, _ID, ctypes.c_ulong]
 _REPORT_NON_EMPTY = 3  # XDamageReportNonEmpty: one event, then none until the damage is subtracted
 _DISPLAY_CURSOR_NOTIFY_MASK = 1
 _CURSOR_NOTIFY = 1  # XFixesCursorNotify, after the extension's event base
+POINTER_LOOK_MS = 50
 
 
 class FrameGate:
@@ -65,11 +68,20 @@ class FrameGate:
             _xfixes.XFixesSelectCursorInput(self.dpy, root, _DISPLAY_CURSOR_NOTIFY_MASK)
         _x11.XFlush(self.dpy)
         self.event = (ctypes.c_long * 24)()  # an XEvent
+        self.root = root
+        self.pointer = None
+        self.pointer_timer = None
         GLib.io_add_watch(_x11.XConnectionNumber(self.dpy), GLib.PRIORITY_HIGH, GLib.IO_IN | GLib.IO_HUP | GLib.IO_ERR, self._readable)
 
     def _readable(self, _fd, condition):
         if condition & (GLib.IO_HUP | GLib.IO_ERR):
             return False  # the X server went away: the desktop is ending
+        self._take_events()
+        return True
+
+    def _take_events(self):
+        """Every event Xlib has read or can read now (a round trip such as the pointer's look reads them into its
+        queue, where the socket's watch would not see them)."""
         seen = False
         while _x11.XPending(self.dpy):
             _x11.XNextEvent(self.dpy, self.event)
@@ -80,7 +92,6 @@ class FrameGate:
             # Re-armed at once: the next drawing reports again (at most one event per drawing request).
             _damage.XDamageSubtract(self.dpy, self.damage, 0, 0)
             _x11.XFlush(self.dpy)
-        return True
 
     def input(self):
         """The viewer sent input, or asked for a keyframe, or the desktop's size changed: frames go on for a moment
@@ -92,8 +103,30 @@ class FrameGate:
         settled). The new viewer starts with the gate open."""
         self.rule.small = self.rule.passed = self.rule.dropped = 0
         self.rule.changed()
+        if self.pointer_timer is None:
+            self.pointer_timer = GLib.timeout_add(POINTER_LOOK_MS, self._look_at_pointer)
         cap.get_static_pad('src').add_probe(Gst.PadProbeType.BUFFER, self._on_grabbed)
         enc.get_static_pad('src').add_probe(Gst.PadProbeType.BUFFER, self._on_encoded)
+
+    def detach(self):
+        """The viewer left: the pointer is no longer looked at (the next viewer's attach starts again). On the
+        main loop, as attach."""
+        if self.pointer_timer is not None:
+            GLib.source_remove(self.pointer_timer)
+            self.pointer_timer = None
+        self.pointer = None
+
+    def _look_at_pointer(self):
+        ids = [_ID(), _ID()]
+        xy = [ctypes.c_int() for _ in range(4)]
+        mask = ctypes.c_uint()
+        if _x11.XQueryPointer(self.dpy, self.root, *(ctypes.byref(i) for i in ids), *(ctypes.byref(v) for v in xy), ctypes.byref(mask)):
+            at = (xy[0].value, xy[1].value)
+            if self.pointer is not None and at != self.pointer:
+                self.rule.changed()
+            self.pointer = at
+        self._take_events()
+        return True
 
     def summary(self):
         """What the gate did for the viewer attached last, for the agent's log."""

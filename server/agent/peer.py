@@ -453,6 +453,7 @@ class Peer:
     def close(self):
         self.closed = True
         if self.gate:
+            self.gate.detach()
             self.agent.log_fn(self.gate.summary())
         self.clipboard.close()
         self.pipe.set_state(Gst.State.NULL)

@@ -41,6 +41,8 @@ for _name, _args, _res in (
     ('XGetWindowProperty', [P, ID, ID, ctypes.c_long, ctypes.c_long, ctypes.c_int, ID, ctypes.POINTER(ID), _int_p,
                             ctypes.POINTER(ctypes.c_ulong), ctypes.POINTER(ctypes.c_ulong), ctypes.POINTER(P)], ctypes.c_int),
     ('XTranslateCoordinates', [P, ID, ID, ctypes.c_int, ctypes.c_int, _int_p, _int_p, ctypes.POINTER(ID)], ctypes.c_int),
+    ('XQueryPointer', [P, ID, ctypes.POINTER(ID), ctypes.POINTER(ID), _int_p, _int_p, _int_p, _int_p, ctypes.POINTER(ctypes.c_uint)],
+     ctypes.c_int),
     ('XSendEvent', [P, ID, ctypes.c_int, ctypes.c_long, P], ctypes.c_int),
     # The keyboard.
     ('XKeysymToKeycode', [P, ID], ctypes.c_ubyte),
