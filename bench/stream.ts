@@ -21,7 +21,8 @@
  * program in the desktop flip a large colour patch; time from the keydown event to the first decoded frame /
  * painted canvas that shows it, and, as an upper bound on the page's own clock, from the driver's press to the page
  * being handed that frame; the goals are judged on the larger), and for WebRTC its budget by stage (see budget());
- * the encoder's CPU and memory (the agent's python3 for WebRTC, Xvnc for VNC: the X server too).
+ * the encoder's CPU and memory (the agent's python3 for WebRTC, Xvnc for VNC: the X server too), also on the desktop
+ * as it starts (before the scene) and on a still desktop (the demo closed: the frames the tab gets there too).
  *
  * With SELKIES_BUNDLE set (a Selkies-GStreamer bundle: docs/benchmarks.md), Selkies-GStreamer then runs as many times
  * on the WebRTC runs' machine, same scene and link, and a second table puts it beside ours (stream/selkies.ts).
