@@ -323,7 +323,7 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
   const shown = await transportShown(cfg, b, transport, tab);
   const { lookLag, milestones } = await tabMilestones(cfg, b, transport, tab, frameInTab, opened);
   const frame = frameSeen - lookLag;
-  const quietCpu = await quietDesktopCpu(cfg, b, transport);
+  const quietCpu = await quietDesktopCpu(cfg, b, transport, tab);
   const still = await stillDesktop(cfg, b, transport, tab);
   await startScene(cfg, b, tab);
   const sample = await sampleStream(cfg, b, transport, tab, milestones);
@@ -481,25 +481,8 @@ function encoderPids(b: Buyer, transport: 'webrtc' | 'vnc'): number[] {
   return findInInstance(instanceOf(b.machineId), (p) => (transport === 'webrtc' ? p.comm.startsWith('python3') && p.cmdline.includes('agent.py') : p.comm === 'Xvnc'));
 }
 
-/**
- * The encoder's CPU (cores) over cfg.seconds while the tab shows the desktop as it started: nothing typed, the demo's
- * small window moving a few times a second (it moves while someone watches), the rest unchanged.
- */
-async function quietDesktopCpu(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc'): Promise<number> {
-  const pids = encoderPids(b, transport);
-  const t0 = performance.now();
-  const cpu0 = pids.map(usage);
-  await sleep(cfg.seconds * 1000);
-  return useBetween(cpu0, pids.map(usage), (performance.now() - t0) / 1000).cores;
-}
-
-/**
- * The encoder's CPU (cores) and the frames a second the tab got over cfg.seconds on a still desktop: the demo closed,
- * nothing typed (the agent encodes only frames that changed, framegate.py; VNC sends only changed rectangles).
- */
-async function stillDesktop(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', tab: Page): Promise<{ cpu: number; fps: number }> {
-  asUser(cfg.project, b.machineId, 'pkill -x glxgears; true');
-  await sleep(1000);
+/** The encoder's CPU (cores) and the frames a second the tab got over cfg.seconds, the desktop left as it is. */
+async function encoderAtRest(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', tab: Page): Promise<{ cpu: number; fps: number }> {
   const pids = encoderPids(b, transport);
   const cpu0 = pids.map(usage);
   const s0 = (await tab.evaluate(SNAPSHOT)) as Snap;
@@ -508,6 +491,24 @@ async function stillDesktop(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'v
   const dt = (s1.t - s0.t) / 1000;
   const frames = s0.rtc && s1.rtc ? s1.rtc.framesDecoded - s0.rtc.framesDecoded : s1.flips - s0.flips;
   return { cpu: useBetween(cpu0, pids.map(usage), dt).cores, fps: frames / dt };
+}
+
+/**
+ * The encoder's CPU (cores) while the tab shows the desktop as it started: nothing typed, the demo's small window
+ * moving a few times a second (it moves while someone watches), the rest unchanged.
+ */
+async function quietDesktopCpu(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', tab: Page): Promise<number> {
+  return (await encoderAtRest(cfg, b, transport, tab)).cpu;
+}
+
+/**
+ * The encoder's CPU (cores) and the frames a second the tab got on a still desktop: the demo closed, nothing typed
+ * (the agent encodes only frames that changed, framegate.py; VNC sends only changed rectangles).
+ */
+async function stillDesktop(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', tab: Page): Promise<{ cpu: number; fps: number }> {
+  asUser(cfg.project, b.machineId, 'pkill -x glxgears; true');
+  await sleep(1000);
+  return encoderAtRest(cfg, b, transport, tab);
 }
 
 type StreamSample = { fps: number; kbps: number; freezePct: number; freezeN: number; detail: string; stages: StageInputs | null; cpu: number; rssMiB: number };

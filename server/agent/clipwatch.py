@@ -9,7 +9,7 @@ import ctypes
 
 from gi.repository import GLib
 
-from xlib import ID as _ID, P as _P, x11 as _x11
+from xlib import ID as _ID, P as _P, event_base, open_display, pending_event_types, x11 as _x11
 
 _xfixes = ctypes.CDLL('libXfixes.so.3')  # by soname (see xlib.py)
 _xfixes.XFixesQueryExtension.argtypes = [_P, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int)]
@@ -24,14 +24,8 @@ class ClipboardWatch:
 
     def __init__(self, display, changed):
         self.changed = changed
-        self.dpy = _x11.XOpenDisplay(display.encode())
-        if not self.dpy:
-            raise RuntimeError('cannot open display %s' % display)
-        base, _errors = ctypes.c_int(), ctypes.c_int()
-        if not _xfixes.XFixesQueryExtension(self.dpy, ctypes.byref(base), ctypes.byref(_errors)):
-            _x11.XCloseDisplay(self.dpy)
-            raise RuntimeError('the X server has no XFixes')
-        self.notify = base.value + _SELECTION_NOTIFY
+        self.dpy = open_display(display)
+        self.notify = event_base(self.dpy, _xfixes.XFixesQueryExtension, 'XFixes') + _SELECTION_NOTIFY
         clipboard = _x11.XInternAtom(self.dpy, b'CLIPBOARD', 0)
         _xfixes.XFixesSelectSelectionInput(self.dpy, _x11.XDefaultRootWindow(self.dpy), clipboard, _SET_SELECTION_OWNER_NOTIFY_MASK)
         _x11.XFlush(self.dpy)
@@ -42,10 +36,6 @@ class ClipboardWatch:
     def _readable(self, _fd, condition):
         if condition & (GLib.IO_HUP | GLib.IO_ERR):
             return False  # the X server went away: the desktop is ending
-        owner_changed = False
-        while _x11.XPending(self.dpy):
-            _x11.XNextEvent(self.dpy, self.event)
-            owner_changed |= ctypes.cast(self.event, ctypes.POINTER(ctypes.c_int))[0] == self.notify
-        if owner_changed:
+        if self.notify in set(pending_event_types(self.dpy, self.event)):
             self.changed()
         return True

@@ -25,7 +25,7 @@ gi.require_version('Gst', '1.0')
 from gi.repository import GLib, Gst  # noqa: E402
 
 from gaterule import GateRule  # noqa: E402
-from xlib import ID as _ID, P as _P, x11 as _x11  # noqa: E402
+from xlib import ID as _ID, P as _P, event_base, open_display, pending_event_types, x11 as _x11  # noqa: E402
 
 
 _damage = ctypes.CDLL('libXdamage.so.1')  # by soname (see xlib.py)
@@ -49,20 +49,15 @@ class FrameGate:
 
     def __init__(self, display):
         self.rule = GateRule()
-        self.dpy = _x11.XOpenDisplay(display.encode())
-        if not self.dpy:
-            raise RuntimeError('cannot open display %s' % display)
-        base, err = ctypes.c_int(), ctypes.c_int()
-        if not _damage.XDamageQueryExtension(self.dpy, ctypes.byref(base), ctypes.byref(err)):
-            _x11.XCloseDisplay(self.dpy)
-            raise RuntimeError('the X server has no DAMAGE')
-        self.damage_event = base.value
+        self.dpy = open_display(display)
+        self.damage_event = event_base(self.dpy, _damage.XDamageQueryExtension, 'DAMAGE')
         # The server refuses every other DAMAGE request from a client that has not said which version it speaks.
         major, minor = ctypes.c_int(1), ctypes.c_int(1)
         _damage.XDamageQueryVersion(self.dpy, ctypes.byref(major), ctypes.byref(minor))
         root = _x11.XDefaultRootWindow(self.dpy)
         self.damage = _damage.XDamageCreate(self.dpy, root, _REPORT_NON_EMPTY)
         self.cursor_event = None
+        base, err = ctypes.c_int(), ctypes.c_int()
         if _xfixes.XFixesQueryExtension(self.dpy, ctypes.byref(base), ctypes.byref(err)):
             self.cursor_event = base.value + _CURSOR_NOTIFY
             _xfixes.XFixesSelectCursorInput(self.dpy, root, _DISPLAY_CURSOR_NOTIFY_MASK)
@@ -71,6 +66,11 @@ class FrameGate:
         self.root = root
         self.pointer = None
         self.pointer_timer = None
+        # XQueryPointer's answers (root and child windows, root and window x/y, buttons), made once for every look.
+        self.query_ids = [_ID(), _ID()]
+        self.query_xy = [ctypes.c_int() for _ in range(4)]
+        self.query_mask = ctypes.c_uint()
+        self.query_args = [ctypes.byref(v) for v in self.query_ids + self.query_xy + [self.query_mask]]
         GLib.io_add_watch(_x11.XConnectionNumber(self.dpy), GLib.PRIORITY_HIGH, GLib.IO_IN | GLib.IO_HUP | GLib.IO_ERR, self._readable)
 
     def _readable(self, _fd, condition):
@@ -82,12 +82,8 @@ class FrameGate:
     def _take_events(self):
         """Every event Xlib has read or can read now (a round trip such as the pointer's look reads them into its
         queue, where the socket's watch would not see them)."""
-        seen = False
-        while _x11.XPending(self.dpy):
-            _x11.XNextEvent(self.dpy, self.event)
-            kind = ctypes.cast(self.event, ctypes.POINTER(ctypes.c_int))[0]
-            seen |= kind in (self.damage_event, self.cursor_event)
-        if seen:
+        kinds = set(pending_event_types(self.dpy, self.event))
+        if self.damage_event in kinds or self.cursor_event in kinds:
             self.rule.changed()
             # Re-armed at once: the next drawing reports again (at most one event per drawing request).
             _damage.XDamageSubtract(self.dpy, self.damage, 0, 0)
@@ -101,8 +97,7 @@ class FrameGate:
     def attach(self, cap, enc):
         """Gates a new viewer's pipeline: `cap` the capture, `enc` the encoder (its frames' sizes tell when it
         settled). The new viewer starts with the gate open."""
-        self.rule.small = self.rule.passed = self.rule.dropped = 0
-        self.rule.changed()
+        self.rule.new_viewer()
         if self.pointer_timer is None:
             self.pointer_timer = GLib.timeout_add(POINTER_LOOK_MS, self._look_at_pointer)
         cap.get_static_pad('src').add_probe(Gst.PadProbeType.BUFFER, self._on_grabbed)
@@ -117,11 +112,8 @@ class FrameGate:
         self.pointer = None
 
     def _look_at_pointer(self):
-        ids = [_ID(), _ID()]
-        xy = [ctypes.c_int() for _ in range(4)]
-        mask = ctypes.c_uint()
-        if _x11.XQueryPointer(self.dpy, self.root, *(ctypes.byref(i) for i in ids), *(ctypes.byref(v) for v in xy), ctypes.byref(mask)):
-            at = (xy[0].value, xy[1].value)
+        if _x11.XQueryPointer(self.dpy, self.root, *self.query_args):
+            at = (self.query_xy[0].value, self.query_xy[1].value)
             if self.pointer is not None and at != self.pointer:
                 self.rule.changed()
             self.pointer = at

@@ -24,6 +24,11 @@ class GateRule:
         self.passed = 0
         self.dropped = 0
 
+    def new_viewer(self):
+        """A new viewer's pipeline: its counts start again and it starts with a change to settle."""
+        self.small = self.passed = self.dropped = 0
+        self.changes += 1
+
     def changed(self):
         self.changes += 1
 

@@ -2,7 +2,7 @@
 import ctypes
 import threading
 
-from xlib import x11 as _x11
+from xlib import open_display, x11 as _x11
 
 _xtst = ctypes.CDLL('libXtst.so.6')  # by soname (see xlib.py)
 _xtst.XTestFakeMotionEvent.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_ulong]
@@ -26,9 +26,7 @@ class XInput:
     """Pointer, wheel and keys (as keysyms) on one display; remembers what is held so it can let go of it all."""
 
     def __init__(self, display):
-        self.dpy = _x11.XOpenDisplay(display.encode())
-        if not self.dpy:
-            raise RuntimeError('cannot open display %s' % display)
+        self.dpy = open_display(display)
         self.lock = threading.Lock()
         self.keys = {}  # keysym -> keycode held down
         self.buttons = set()

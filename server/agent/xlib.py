@@ -52,3 +52,28 @@ for _name, _args, _res in (
     ('XChangeKeyboardMapping', [P, ctypes.c_int, ctypes.c_int, ctypes.POINTER(ID), ctypes.c_int], ctypes.c_int),
 ):
     _declare(_name, _args, _res)
+
+
+def open_display(display):
+    """A connection of this module's own to the desktop's X server; RuntimeError when there is none."""
+    dpy = x11.XOpenDisplay(display.encode())
+    if not dpy:
+        raise RuntimeError('cannot open display %s' % display)
+    return dpy
+
+
+def event_base(dpy, query_extension, name):
+    """An extension's first event number (`query_extension`: its XxxQueryExtension); without the extension the
+    connection is closed and RuntimeError raised."""
+    base, errors = ctypes.c_int(), ctypes.c_int()
+    if not query_extension(dpy, ctypes.byref(base), ctypes.byref(errors)):
+        x11.XCloseDisplay(dpy)
+        raise RuntimeError('the X server has no %s' % name)
+    return base.value
+
+
+def pending_event_types(dpy, event):
+    """The type of each event Xlib has read or can read now, taken off the queue into `event` (an XEvent buffer)."""
+    while x11.XPending(dpy):
+        x11.XNextEvent(dpy, event)
+        yield ctypes.cast(event, ctypes.POINTER(ctypes.c_int))[0]

@@ -9,7 +9,7 @@ import ctypes
 import threading
 
 import xwindows
-from xlib import ID as _ID, P as _P, x11 as _x11
+from xlib import ID as _ID, P as _P, open_display, x11 as _x11
 
 _xrr = ctypes.CDLL('libXrandr.so.2')  # by soname (see xlib.py)
 
@@ -49,9 +49,7 @@ _x11.XSetErrorHandler(_ERROR_HANDLER)
 
 class XScreen:
     def __init__(self, display, full='1920x1080'):
-        self.dpy = _x11.XOpenDisplay(display.encode())
-        if not self.dpy:
-            raise RuntimeError('cannot open display %s' % display)
+        self.dpy = open_display(display)
         self.root = _x11.XDefaultRootWindow(self.dpy)
         self.lock = threading.Lock()
         lo_w, lo_h, hi_w, hi_h = (ctypes.c_int() for _ in range(4))
