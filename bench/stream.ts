@@ -45,7 +45,7 @@ import { buyer, statusOf, type Buyer } from '../e2e/tests/connect-helpers';
 import { createLink, destroyLink, findInInstance, planLink, startDelayLines, usage, useBetween, type DelayLine, type Link } from './stream/netns';
 import { agentMeans, budget, type AgentTiming, type StageInputs } from './stream/budget';
 import { COLOURS, flipsSince, OBSERVE, showsColour, SNAPSHOT, timingSince } from './stream/page';
-import { keyToPhoton, withoutSkewedClock, type PressParts } from './stream/presses';
+import { keyToPhoton, withAgentSlowest, withoutSkewedClock, type PressParts } from './stream/presses';
 import { selkiesRuns, selkiesTable } from './stream/selkies';
 import { asUser, gearsFps, PATCH, sleep, until, waitIn, writeScene } from './stream/desktop';
 import { fmtMs, percentile, ratio } from './stats';
@@ -330,8 +330,11 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
   const gears = gearsFps(cfg.project, b.machineId);
 
   // Input → photon: alternate red and green on the patch.
+  const pressedFrom = (await tab.evaluate('performance.now()')) as number;
   const { presses: keys, skewedMs } = withoutSkewedClock(await keyToPhoton(tab, cfg.samples), sample.stages?.rttMs ?? NaN);
   sample.stages?.pairs.push(...keys.pairs);
+  await sleep(2100); // the agent's timing report covering the last press
+  const pressReports = (await tab.evaluate(timingSince(pressedFrom))) as { at: number; slowestMs?: number }[];
 
   const up = await uploadSample(tab, cfg.seconds);
 
@@ -357,7 +360,7 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
     checking: keys.checking,
     pressToHandler: keys.pressToHandler,
     handlerToFrame: keys.handlerToFrame,
-    presses: keys.each,
+    presses: withAgentSlowest(keys.each, pressReports),
     misses: keys.misses,
     stale: keys.stale,
     skewedMs,
@@ -542,7 +545,7 @@ async function sampleStream(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'v
     };
     if (agent)
       detail0 = `agent: ${agent.fps.toFixed(1)} fps, capture ${agent.captureMs.toFixed(1)} ms, convert+queue ${agent.convertMs.toFixed(1)} ms, ` +
-        `encode ${agent.encodeMs.toFixed(1)} ms, frames ${(agent.frameBytes / 1024).toFixed(1)} KiB (max ${(agent.maxFrameBytes / 1024).toFixed(1)} KiB), keyframes ${agent.keyframes}; `;
+        `encode ${agent.encodeMs.toFixed(1)} ms (the slowest frame through all three ${agent.slowestMs.toFixed(0)} ms), frames ${(agent.frameBytes / 1024).toFixed(1)} KiB (max ${(agent.maxFrameBytes / 1024).toFixed(1)} KiB), keyframes ${agent.keyframes}; `;
     const lost = z.packetsLost - a.packetsLost;
     const got = z.packetsReceived - a.packetsReceived;
     detail =
@@ -727,9 +730,9 @@ function slowestPresses(all: PressParts[]) {
   if (!all.length) return;
   const worst = (x: PressParts) => Math.max(x.fromPress, Number.isNaN(x.latency) ? 0 : x.latency);
   const rows = [...all].sort((a, b) => worst(b) - worst(a)).slice(0, 5);
-  console.log(`\nThe 5 slowest of ${all.length} WebRTC presses (ms): the driver's press → photon | the key's time → photon | press → tab's handler | handler → frame handed to the page | the key's time → the frame's last packet | NACKs the tab sent meanwhile`);
+  console.log(`\nThe 5 slowest of ${all.length} WebRTC presses (ms): the driver's press → photon | the key's time → photon | press → tab's handler | handler → frame handed to the page | the key's time → the frame's last packet | NACKs the tab sent meanwhile | the agent's slowest frame (capture → encoded) in the reports covering it`);
   for (const x of rows)
-    console.log(`  ${[x.fromPress, x.latency, x.pressToHandler, x.handlerToFrame, x.toReceive, x.nacks].map((v) => (Number.isNaN(v) ? '?' : v.toFixed(0)).padStart(5)).join(' | ')}`);
+    console.log(`  ${[x.fromPress, x.latency, x.pressToHandler, x.handlerToFrame, x.toReceive, x.nacks, x.agentSlowest].map((v) => (Number.isNaN(v) ? '?' : v.toFixed(0)).padStart(5)).join(' | ')}`);
   lossShare(all, worst);
 }
 

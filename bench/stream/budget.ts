@@ -14,7 +14,7 @@ export interface StageInputs {
   jitterBufferMs: number;
   decodeMs: number;
   /** The agent's means over the sampling window. */
-  agent: { fps: number; captureMs: number; convertMs: number; encodeMs: number; frameBytes: number; maxFrameBytes: number; keyframes: number } | null;
+  agent: { fps: number; captureMs: number; convertMs: number; encodeMs: number; slowestMs: number; frameBytes: number; maxFrameBytes: number; keyframes: number } | null;
   /** Per key press: key → photon, and key → the frame's last packet received. */
   pairs: { photon: number; received: number }[];
 }
@@ -25,6 +25,8 @@ export interface AgentTiming {
   captureMs: number;
   convertMs: number;
   encodeMs: number;
+  /** The slowest frame's way through capture, conversion and encoding (an agent without it: absent). */
+  slowestMs?: number;
   frameBytes: number;
   maxFrameBytes: number;
   keyframes: number;
@@ -40,6 +42,7 @@ export function agentMeans(reports: AgentTiming[]): StageInputs['agent'] {
     captureMs: w((r) => r.captureMs),
     convertMs: w((r) => r.convertMs),
     encodeMs: w((r) => r.encodeMs),
+    slowestMs: Math.max(...reports.map((r) => r.slowestMs ?? NaN)),
     frameBytes: w((r) => r.frameBytes),
     maxFrameBytes: Math.max(...reports.map((r) => r.maxFrameBytes)),
     keyframes: reports.reduce((a, r) => a + r.keyframes, 0),

@@ -42,6 +42,13 @@ export interface PressParts {
   toReceive: number;
   /** NACKs the tab sent from just before the press until its frame was shown (NaN: not WebRTC). */
   nacks: number;
+  /** The tab's clock just before the driver pressed (performance.now() ms). */
+  at: number;
+  /**
+   * WebRTC: the slowest frame's way through the agent (capture → encoded) in its timing reports that cover the press
+   * until 2 s after its frame showed (NaN: none came): a stall in the agent, or none, beside the press's own time.
+   */
+  agentSlowest: number;
 }
 
 /**
@@ -85,6 +92,8 @@ export async function keyToPhoton(tab: Page, samples: number): Promise<Presses> 
         handlerToFrame: known(r.handled >= 0, r.at - r.handled),
         toReceive: known(r.received > 0 && r.key >= 0, r.received - r.key),
         nacks: nacksBefore === null || nacksAfter === null ? NaN : nacksAfter - nacksBefore,
+        at: issued,
+        agentSlowest: NaN,
       });
     }
     await sleep(250 + Math.random() * 350);
@@ -111,4 +120,15 @@ export function withoutSkewedClock(p: Presses, rttMs: number): { presses: Presse
     each: p.each.map((e) => ({ ...e, latency: NaN, toReceive: NaN })),
   };
   return { presses, skewedMs: received };
+}
+
+/**
+ * Sets each press's agentSlowest from the agent's timing reports (each received by the tab at `at`, covering the 2 s
+ * before it): the largest slowestMs of those received from the press until 2.1 s after its frame showed.
+ */
+export function withAgentSlowest(each: PressParts[], reports: { at: number; slowestMs?: number }[]): PressParts[] {
+  return each.map((x) => {
+    const covering = reports.filter((r) => r.at >= x.at && r.at <= x.at + x.fromPress + 2100 && typeof r.slowestMs === 'number');
+    return { ...x, agentSlowest: covering.length ? Math.max(...covering.map((r) => r.slowestMs!)) : NaN };
+  });
 }

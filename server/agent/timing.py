@@ -1,7 +1,8 @@
 """Where a frame's time goes inside the agent, for the stage budget bench:stream prints: capture (the X server's
 copy: ximagesrc stamps a frame when it starts grabbing), conversion to I420 and the queue to the encoder, and
-encoding; plus the encoded frames' sizes and count. Buffer probes on the pipeline's pads; read and reset by
-summary() (the viewer gets it over the data channel as {"t": "timing", ...})."""
+encoding; the slowest frame's whole way through them (a stall the means hide); plus the encoded frames' sizes and
+count. Buffer probes on the pipeline's pads; read and reset by summary() (the viewer gets it over the data channel
+as {"t": "timing", ...})."""
 import collections
 import threading
 
@@ -26,6 +27,7 @@ class FrameTiming:
         self.n = 0
         self.frames_out = 0
         self.sums = {'capture': 0.0, 'convert': 0.0, 'encode': 0.0}
+        self.slowest = 0
         self.bytes = 0
         self.max_bytes = 0
         self.keyframes = 0
@@ -61,9 +63,11 @@ class FrameTiming:
                 t_in, cap = self.entered.popleft()
                 if cap is not None:
                     self.n += 1
+                    convert, encode = max(0, t_in - cap[0]), max(0, now - t_in)
                     self.sums['capture'] += cap[1]
-                    self.sums['convert'] += max(0, t_in - cap[0])
-                    self.sums['encode'] += max(0, now - t_in)
+                    self.sums['convert'] += convert
+                    self.sums['encode'] += encode
+                    self.slowest = max(self.slowest, cap[1] + convert + encode)
             size = buf.get_size()
             self.frames_out += 1
             self.bytes += size
@@ -78,7 +82,8 @@ class FrameTiming:
             n = max(1, self.n)
             out = {'t': 'timing', 'frames': self.n, 'fps': round(self.frames_out / seconds, 1),
                    'captureMs': round(self.sums['capture'] / n / 1e6, 2), 'convertMs': round(self.sums['convert'] / n / 1e6, 2),
-                   'encodeMs': round(self.sums['encode'] / n / 1e6, 2), 'frameBytes': round(self.bytes / max(1, self.frames_out)),
+                   'encodeMs': round(self.sums['encode'] / n / 1e6, 2), 'slowestMs': round(self.slowest / 1e6, 1),
+                   'frameBytes': round(self.bytes / max(1, self.frames_out)),
                    'maxFrameBytes': self.max_bytes, 'keyframes': self.keyframes}
             self._reset()
             return out
