@@ -545,7 +545,7 @@ async function sampleStream(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'v
     };
     if (agent)
       detail0 = `agent: ${agent.fps.toFixed(1)} fps, capture ${agent.captureMs.toFixed(1)} ms, convert+queue ${agent.convertMs.toFixed(1)} ms, ` +
-        `encode ${agent.encodeMs.toFixed(1)} ms (the slowest frame through all three ${agent.slowestMs.toFixed(0)} ms), frames ${(agent.frameBytes / 1024).toFixed(1)} KiB (max ${(agent.maxFrameBytes / 1024).toFixed(1)} KiB), keyframes ${agent.keyframes}; `;
+        `encode ${agent.encodeMs.toFixed(1)} ms (the slowest frame through all three ${agent.slowestMs.toFixed(0)} ms${agent.slowestParts ? `: ${agent.slowestParts.join(' + ')}` : ''}), frames ${(agent.frameBytes / 1024).toFixed(1)} KiB (max ${(agent.maxFrameBytes / 1024).toFixed(1)} KiB), keyframes ${agent.keyframes}; `;
     const lost = z.packetsLost - a.packetsLost;
     const got = z.packetsReceived - a.packetsReceived;
     detail =

@@ -14,7 +14,7 @@ export interface StageInputs {
   jitterBufferMs: number;
   decodeMs: number;
   /** The agent's means over the sampling window. */
-  agent: { fps: number; captureMs: number; convertMs: number; encodeMs: number; slowestMs: number; frameBytes: number; maxFrameBytes: number; keyframes: number } | null;
+  agent: { fps: number; captureMs: number; convertMs: number; encodeMs: number; slowestMs: number; slowestParts: [number, number, number] | null; frameBytes: number; maxFrameBytes: number; keyframes: number } | null;
   /** Per key press: key → photon, and key → the frame's last packet received. */
   pairs: { photon: number; received: number }[];
 }
@@ -27,6 +27,8 @@ export interface AgentTiming {
   encodeMs: number;
   /** The slowest frame's way through capture, conversion and encoding (an agent without it: absent). */
   slowestMs?: number;
+  /** That frame's capture, conversion and queue, and encoding, ms. */
+  slowestParts?: [number, number, number];
   frameBytes: number;
   maxFrameBytes: number;
   keyframes: number;
@@ -43,6 +45,7 @@ export function agentMeans(reports: AgentTiming[]): StageInputs['agent'] {
     convertMs: w((r) => r.convertMs),
     encodeMs: w((r) => r.encodeMs),
     slowestMs: Math.max(...reports.map((r) => r.slowestMs ?? NaN)),
+    slowestParts: [...reports].sort((a, b) => (b.slowestMs ?? 0) - (a.slowestMs ?? 0))[0]?.slowestParts ?? null,
     frameBytes: w((r) => r.frameBytes),
     maxFrameBytes: Math.max(...reports.map((r) => r.maxFrameBytes)),
     keyframes: reports.reduce((a, r) => a + r.keyframes, 0),

@@ -1,6 +1,6 @@
 """Where a frame's time goes inside the agent, for the stage budget bench:stream prints: capture (the X server's
 copy: ximagesrc stamps a frame when it starts grabbing), conversion to I420 and the queue to the encoder, and
-encoding; the slowest frame's whole way through them (a stall the means hide); plus the encoded frames' sizes and
+encoding; the slowest frame's whole way through them and its three parts (a stall the means hide); plus the encoded frames' sizes and
 count. Buffer probes on the pipeline's pads; read and reset by summary() (the viewer gets it over the data channel
 as {"t": "timing", ...})."""
 import collections
@@ -27,7 +27,7 @@ class FrameTiming:
         self.n = 0
         self.frames_out = 0
         self.sums = {'capture': 0.0, 'convert': 0.0, 'encode': 0.0}
-        self.slowest = 0
+        self.slowest = (0, 0, 0)  # capture, convert + queue, encode (ns) of the slowest frame
         self.bytes = 0
         self.max_bytes = 0
         self.keyframes = 0
@@ -67,7 +67,8 @@ class FrameTiming:
                     self.sums['capture'] += cap[1]
                     self.sums['convert'] += convert
                     self.sums['encode'] += encode
-                    self.slowest = max(self.slowest, cap[1] + convert + encode)
+                    if cap[1] + convert + encode > sum(self.slowest):
+                        self.slowest = (cap[1], convert, encode)
             size = buf.get_size()
             self.frames_out += 1
             self.bytes += size
@@ -82,7 +83,8 @@ class FrameTiming:
             n = max(1, self.n)
             out = {'t': 'timing', 'frames': self.n, 'fps': round(self.frames_out / seconds, 1),
                    'captureMs': round(self.sums['capture'] / n / 1e6, 2), 'convertMs': round(self.sums['convert'] / n / 1e6, 2),
-                   'encodeMs': round(self.sums['encode'] / n / 1e6, 2), 'slowestMs': round(self.slowest / 1e6, 1),
+                   'encodeMs': round(self.sums['encode'] / n / 1e6, 2), 'slowestMs': round(sum(self.slowest) / 1e6, 1),
+                   'slowestParts': [round(x / 1e6, 1) for x in self.slowest],
                    'frameBytes': round(self.bytes / max(1, self.frames_out)),
                    'maxFrameBytes': self.max_bytes, 'keyframes': self.keyframes}
             self._reset()
