@@ -272,6 +272,7 @@ it('instructor buys a 3-student course, uploads the list, Start All; two student
   }
   // A student's open tab says the machine was stopped, and that the instructor starts it (students cannot).
   await tabB.getByRole('heading', { name: 'This machine was stopped' }).waitFor({ timeout: 10_000 });
+  await tabB.getByText('Your instructor stopped it.', { exact: true }).waitFor();
   await tabB.getByText('Ask your instructor to start it.', { exact: false }).waitFor();
   await expect.poll(() => connectA.getAttribute('aria-disabled'), { timeout: 30_000 }).toBe('true');
   await snapTop(teacher, 'classroom-11-stopped');

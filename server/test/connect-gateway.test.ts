@@ -2,12 +2,13 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { GATEWAY_CLOSE } from '@hyperdesk/contract';
-import { connectSessions } from '../src/db/schema/index';
+import { connectSessions, machines } from '../src/db/schema/index';
+import { createSessionAccess, STOPPED_BY_INSTRUCTOR, STOPPED_FROM_DASHBOARD } from '../src/modules/connect/session-access';
 import { MAX_MESSAGE_BYTES, MAX_SESSIONS_PER_USER } from '../src/modules/connect/gateway';
 import type { Endpoint } from '../src/modules/machines/providers/types';
 import { startTestServer, type TestServer } from './harness';
 import { tcpEndpoint } from '../src/modules/machines/providers/endpoint';
-import { fakeDesktop, fakeProvider, openGateway, seedMachine, seedUser, ticketFor, until, type FakeDesktop, type SeededUser } from './connect-fixtures';
+import { fakeDesktop, fakeProvider, openGateway, seedCourse, seedMachine, seedUser, ticketFor, until, type FakeDesktop, type SeededUser } from './connect-fixtures';
 
 const endpoints = new Map<string, Endpoint>();
 let s: TestServer;
@@ -151,12 +152,26 @@ describe('end of a session', () => {
     expect(c.texts.find((t) => t.type === 'stopped')).toEqual({ type: 'stopped', code: 'machine-stopped', reason: 'Your hours ran out.' });
   });
 
+  it("tells a course machine's instructor that it was stopped from the dashboard (a student hears that the instructor did)", async () => {
+    const teacher = await seedUser(s, { instructor: true });
+    const id = await seedMachine(s, { courseId: await seedCourse(s, teacher.id) });
+    endpoints.set(id, desk.endpoint);
+    const c = await connected(id, teacher);
+    await s.app.ctx.machines.requestStop(s.app.ctx.db, [id]);
+    expect((await c.closed).code).toBe(GATEWAY_CLOSE.machineStopped);
+    expect(c.texts.find((t) => t.type === 'stopped')).toEqual({ type: 'stopped', code: 'machine-stopped', reason: STOPPED_FROM_DASHBOARD });
+    const access = createSessionAccess(s.app.ctx.connect.deps);
+    const [row] = await s.app.ctx.db.select().from(machines).where(eq(machines.id, id));
+    expect(row!.stoppedBy).toBe('instructor');
+    expect((await access.stoppedMessage(row!, teacher.id)).reason).toBe(STOPPED_FROM_DASHBOARD);
+    expect((await access.stoppedMessage(row!, user.id)).reason).toBe(STOPPED_BY_INSTRUCTOR);
+  });
+
   it('closes when the user loses access to the machine', async () => {
     const other = await seedUser(s);
     const id = await seedMachine(s, { ownerId: user.id });
     endpoints.set(id, desk.endpoint);
     const c = await connected(id);
-    const { machines } = await import('../src/db/schema/index');
     await s.app.ctx.db.update(machines).set({ ownerUserId: other.id }).where(eq(machines.id, id));
     expect((await c.closed).code).toBe(GATEWAY_CLOSE.accessLost);
     expect(c.texts.find((t) => t.type === 'stopped')?.code).toBe('access-lost');

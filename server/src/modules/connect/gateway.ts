@@ -305,7 +305,7 @@ export function createGateway(deps: ConnectDeps) {
       if (!machine) return refuse(ACCESS_LOST.code, ACCESS_LOST.why, ACCESS_LOST.msg);
       // A seat that just changed hands: the desktop still has the previous student's home until it restarts.
       if (!runsWantedHome(machine)) return refuse(GATEWAY_CLOSE.desktopUnreachable, 'home-switching');
-      if (machine.desired !== 'running' || machine.observed !== 'online') return refuse(GATEWAY_CLOSE.machineStopped, 'machine-stopped', await stoppedMessage(machine));
+      if (machine.desired !== 'running' || machine.observed !== 'online') return refuse(GATEWAY_CLOSE.machineStopped, 'machine-stopped', await stoppedMessage(machine, uid));
       // The agent starts a moment after the desktop answers VNC: a tab that came first waits for it.
       const endpoint = found ?? (mode === 'webrtc' ? await agentSoon(machine.id) : null);
       if (ended) return null;

@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import { GATEWAY_CLOSE, type GatewayServerMessage } from '@hyperdesk/contract';
-import { machines, users } from '../../db/schema/index';
+import { courses, machines, users } from '../../db/schema/index';
 import type { Principal } from '../identity/tokens';
 import { endedByInstructor, SESSION_ENDED_BY_INSTRUCTOR } from '../courses/seat-sessions';
 import { seatWatchersOf } from '../machines/events';
@@ -9,6 +9,8 @@ import { canConnect, type MachineRow } from './access';
 import type { ConnectDeps } from './deps';
 
 export type Stopped = Extract<GatewayServerMessage, { type: 'stopped' }>;
+export const STOPPED_FROM_DASHBOARD = 'It was stopped from the dashboard.';
+export const STOPPED_BY_INSTRUCTOR = 'Your instructor stopped it.';
 /** How a session ends: the WebSocket's close code, the reason logged and recorded, what the tab is told. */
 export interface Ending {
   code: number;
@@ -29,19 +31,28 @@ export function createSessionAccess(deps: ConnectDeps) {
     return { uid: u.id, email: u.email, name: u.displayName, instructor: u.instructor, admin: u.admin, emailVerified: !!u.emailVerifiedAt };
   }
 
-  /** Why a machine is not reachable any more, as the tab shows it. */
-  async function stoppedMessage(m: MachineRow): Promise<Stopped> {
+  /** Why a machine is not reachable any more, as the tab of `viewer` (a user id) shows it. */
+  async function stoppedMessage(m: MachineRow, viewer: string): Promise<Stopped> {
     const left = await deps.ledger.remainingMinutes(deps.db, m.id, deps.clock.now());
     if (left <= 0) return { type: 'stopped', code: 'hours-exhausted', reason: m.stopReason ?? 'You have used all the hours of this machine.' };
     if (m.stopReason && m.stopReason === deps.idleReason) return { type: 'stopped', code: 'idle', reason: m.stopReason };
-    return { type: 'stopped', code: 'machine-stopped', reason: m.stopReason ?? 'It was stopped from the dashboard.' };
+    return { type: 'stopped', code: 'machine-stopped', reason: m.stopReason ?? (await plainStop(m, viewer)) };
+  }
+
+  /** A stop that gave no reason: a student did not stop the course's machine from a dashboard, the instructor did. */
+  async function plainStop(m: MachineRow, viewer: string): Promise<string> {
+    if (m.stoppedBy === 'instructor' && m.courseId) {
+      const [c] = await deps.db.select({ owner: courses.ownerUserId }).from(courses).where(eq(courses.id, m.courseId)).limit(1);
+      if (c && c.owner !== viewer) return STOPPED_BY_INSTRUCTOR;
+    }
+    return STOPPED_FROM_DASHBOARD;
   }
 
   /** Why an open session must end now (the user lost access, the machine stopped), or null while it may go on. */
   async function endingOf(uid: string, machineId: string, openedAt: Date): Promise<Ending | null> {
     const who = await principalOf(uid, openedAt);
     const m = who ? await canConnect(deps.db, who, machineId) : null;
-    const stopped = async (row: MachineRow): Promise<Ending> => ({ code: GATEWAY_CLOSE.machineStopped, why: 'machine-stopped', msg: await stoppedMessage(row) });
+    const stopped = async (row: MachineRow): Promise<Ending> => ({ code: GATEWAY_CLOSE.machineStopped, why: 'machine-stopped', msg: await stoppedMessage(row, uid) });
     if (m) return m.desired !== 'running' || m.observed !== 'online' ? stopped(m) : null;
     // Stop All frees the seats too: a machine that is stopping was stopped, whatever access says now.
     const [row] = await deps.db.select().from(machines).where(eq(machines.id, machineId)).limit(1);
