@@ -1,8 +1,8 @@
 """Where a frame's time goes inside the agent, for the stage budget bench:stream prints: capture (the X server's
 copy: ximagesrc stamps a frame when it starts grabbing), conversion to I420 and the queue to the encoder, and
-encoding; the slowest frame's whole way through them and its three parts (a stall the means hide); plus the encoded frames' sizes and
-count. Buffer probes on the pipeline's pads; read and reset by summary() (the viewer gets it over the data channel
-as {"t": "timing", ...})."""
+encoding; the slowest frame's whole way through them and its three parts (a stall the means hide); plus the
+encoded frames' sizes and count. Buffer probes on the pipeline's pads; read and reset by summary() (the viewer gets
+it over the data channel as {"t": "timing", ...})."""
 import collections
 import threading
 
