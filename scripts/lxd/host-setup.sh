@@ -180,7 +180,9 @@ share_usr() {
       # No image volume on this pool yet (or a dir pool): a new instance of the image holds the same files.
       seed="usr-seed-$(printf %.16s "$fp")"  # not hd-…: never taken for a machine's desktop
       $CLI delete --force "$seed" --project "$PROJECT" >/dev/null 2>&1 || true
-      $CLI init "$image" "$seed" --project "$PROJECT" $target --no-profiles -s "$POOL" -c security.idmap.isolated=true >/dev/null || return 1
+      # (lxc warns on stderr that the instance has no network: it needs none; its errors still show.)
+      err="$($CLI init "$image" "$seed" --project "$PROJECT" $target --no-profiles -s "$POOL" -c security.idmap.isolated=true 2>&1 >/dev/null)" ||
+        { printf '%s\n' "$err" >&2; return 1; }
       src="$ENGINE_DIR/storage-pools/$POOL/containers/${PROJECT}_$seed/rootfs/usr"
     fi
     cp -a "$src/." "$ENGINE_DIR/storage-pools/$POOL/custom/${PROJECT}_$vol/" || return 1
