@@ -25,7 +25,7 @@ gi.require_version('Gst', '1.0')
 from gi.repository import GLib, Gst  # noqa: E402
 
 from gaterule import GateRule  # noqa: E402
-from xlib import ID as _ID, P as _P, event_base, open_display, pending_event_types, x11 as _x11  # noqa: E402
+from xlib import ID as _ID, P as _P, event_base, open_display, optional_event_base, pending_event_types, x11 as _x11  # noqa: E402
 
 
 _damage = ctypes.CDLL('libXdamage.so.1')  # by soname (see xlib.py)
@@ -56,10 +56,9 @@ class FrameGate:
         _damage.XDamageQueryVersion(self.dpy, ctypes.byref(major), ctypes.byref(minor))
         root = _x11.XDefaultRootWindow(self.dpy)
         self.damage = _damage.XDamageCreate(self.dpy, root, _REPORT_NON_EMPTY)
-        self.cursor_event = None
-        base, err = ctypes.c_int(), ctypes.c_int()
-        if _xfixes.XFixesQueryExtension(self.dpy, ctypes.byref(base), ctypes.byref(err)):
-            self.cursor_event = base.value + _CURSOR_NOTIFY
+        xfixes = optional_event_base(self.dpy, _xfixes.XFixesQueryExtension)  # new cursor shapes, where it has XFixes
+        self.cursor_event = None if xfixes is None else xfixes + _CURSOR_NOTIFY
+        if xfixes is not None:
             _xfixes.XFixesSelectCursorInput(self.dpy, root, _DISPLAY_CURSOR_NOTIFY_MASK)
         _x11.XFlush(self.dpy)
         self.event = (ctypes.c_long * 24)()  # an XEvent

@@ -62,14 +62,20 @@ def open_display(display):
     return dpy
 
 
-def event_base(dpy, query_extension, name):
-    """An extension's first event number (`query_extension`: its XxxQueryExtension); without the extension the
-    connection is closed and RuntimeError raised."""
+def optional_event_base(dpy, query_extension):
+    """An extension's first event number (`query_extension`: its XxxQueryExtension), or None without it."""
     base, errors = ctypes.c_int(), ctypes.c_int()
-    if not query_extension(dpy, ctypes.byref(base), ctypes.byref(errors)):
+    return base.value if query_extension(dpy, ctypes.byref(base), ctypes.byref(errors)) else None
+
+
+def event_base(dpy, query_extension, name):
+    """The same for an extension the caller cannot do without: without it the connection is closed and RuntimeError
+    raised."""
+    base = optional_event_base(dpy, query_extension)
+    if base is None:
         x11.XCloseDisplay(dpy)
         raise RuntimeError('the X server has no %s' % name)
-    return base.value
+    return base
 
 
 def pending_event_types(dpy, event):
