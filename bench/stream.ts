@@ -5,7 +5,8 @@
  * the spec's minimum: 2 Mbit/s each way (tc tbf), 40 ms added round trip and 0.5% UDP loss (a user-space delay line;
  * this kernel has no netem).
  *
- * Topology (all made for the run and removed after it, also on error, SIGINT or the time limit; see stream/netns.ts):
+ * Topology (all made for the run and removed after it, also on error, SIGINT or the time limit; see stream/netns.ts;
+ * the host's side is stream/outer.ts, the printed report stream/report.ts):
  *   [host: the server (npm start's way: scripts/run-server.sh, LXD provider) on 10.214.N.1, its desktops on LXD's bridge]
  *     ═ veth ═ [ns hd-bench-mid-ID: router] TUN 10.213.N.1 → delay line → veth ══ tbf 2 Mbit/s each way ══ veth
  *     ← delay line ← TUN 10.213.N.2 [ns hd-bench-cli-ID: this driver and Chromium; 127.0.0.1:8080 forwards to the server]
@@ -31,201 +32,28 @@
  * UP_LOSS=0.05: the browser's packets to the server lost at that share instead (input over a lossy uplink: a lost
  * input packet cost a press 450-600 ms until input went unordered with its keys sent twice, server/agent/inorder.py).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { buildServerOnce, CHROMIUM_ARGS, CHROMIUM_PATH, removeDesktops, SERVER_COMMAND, snap } from '../e2e/harness';
-import { lxdProjectFor } from '../server/src/config';
+import { CHROMIUM_ARGS, CHROMIUM_PATH, snap } from '../e2e/harness';
 import { instanceOf } from '../server/src/modules/machines/providers/lxd/provider';
 import { buyer, statusOf, type Buyer } from '../e2e/tests/connect-helpers';
-import { createLink, destroyLink, findInInstance, planLink, startDelayLines, usage, useBetween, type DelayLine, type Link } from './stream/netns';
-import { agentMeans, budget, type AgentTiming, type StageInputs } from './stream/budget';
+import { findInInstance, usage, useBetween } from './stream/netns';
+import { agentMeans, type AgentTiming, type StageInputs } from './stream/budget';
 import { COLOURS, flipsSince, OBSERVE, showsColour, SNAPSHOT, timingSince } from './stream/page';
-import { keyToPhoton, withAgentSlowest, withoutSkewedClock, type PressParts } from './stream/presses';
+import { keyToPhoton, withAgentSlowest, withoutSkewedClock } from './stream/presses';
+import { fmtMs } from './stats';
 import { selkiesRuns, selkiesTable } from './stream/selkies';
 import { asUser, gearsFps, PATCH, sleep, until, waitIn, writeScene } from './stream/desktop';
-import { fmtMs, percentile, ratio } from './stats';
-import { describeHost } from './host';
+import { outer } from './stream/outer';
+import { report, runLine } from './stream/report';
+import { LINK, PORT, type InnerConfig, type Run, type Transport } from './stream/run';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SELF = fileURLToPath(import.meta.url);
-const PORT = 8080;
-const LINK = { kbps: 2000, rttMs: 40, udpLoss: 0.005, queueMs: 200, upLoss: process.env.UP_LOSS ? Number(process.env.UP_LOSS) : undefined };
-const LOSS = `${LINK.udpLoss * 100}% UDP loss${LINK.upLoss === undefined ? ' each way' : ` to the browser, ${LINK.upLoss * 100}% from it`}`;
-/** The whole bench ends (and cleans up) after this long whatever happens. */
-const LIMIT_MS = 40 * 60_000;
 /** A spot on the desktop's own xterm (+48+64), where the scene is started from. */
 const XTERM = { x: 300, y: 250 };
 
-interface InnerConfig {
-  base: string;
-  /** Where the server listens (the host's end of the link). */
-  srvIp: string;
-  /** The deployment's LXD project (its desktops' instances). */
-  project: string;
-  runs: number;
-  transports: ('webrtc' | 'vnc')[];
-  seconds: number;
-  samples: number;
-  /** SELKIES_BUNDLE: Selkies-GStreamer to run beside ours on the WebRTC runs' machine (stream/selkies.ts), or null. */
-  selkies: string | null;
-}
-
-// ─── outer: root, host namespace: builds the link, runs the server and the driver, removes everything ───────────
-
-async function outer() {
-  if (process.getuid?.() !== 0) throw new Error('bench:stream needs root (network namespaces, tc).');
-  if (!existsSync(path.join(ROOT, 'web/dist/index.html'))) throw new Error('web/dist is missing: run `npm run build` first.');
-  const [runs, seconds, samples] = [Number(process.argv[2] ?? 3), Number(process.argv[3] ?? 20), Number(process.argv[4] ?? 15)];
-  const which = process.argv[5] ?? 'both';
-  if (!['webrtc', 'vnc', 'both'].includes(which)) throw new Error('the fifth argument is webrtc, vnc or both');
-  const transports: ('webrtc' | 'vnc')[] = which === 'both' ? ['webrtc', 'vnc'] : [which as 'webrtc' | 'vnc'];
-  console.log(describeHost());
-  await buildServerOnce();
-  const link: Link = planLink({ ...LINK, maxSeconds: LIMIT_MS / 1000 });
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'hd-bench-stream-'));
-  let server: ChildProcess | null = null;
-  let inner: ChildProcess | null = null;
-  let lines: DelayLine[] = [];
-  let serverOut = '';
-  let cleaning: Promise<void> | null = null;
-  const cleanup = () =>
-    (cleaning ??= (async () => {
-      const stop = async (p: ChildProcess | null, ms: number) => {
-        if (!p || p.exitCode !== null || p.signalCode !== null) return;
-        const gone = new Promise((r) => p.once('exit', r));
-        p.kill('SIGTERM');
-        if (!(await Promise.race([gone.then(() => true), sleep(ms).then(() => false)]))) p.kill('SIGKILL');
-      };
-      await stop(inner, 15_000);
-      await stop(server, 10_000);
-      // Desktops outlive the server on purpose (a restart adopts them): end them (the deployment's LXD project).
-      try {
-        await removeDesktops(dataDir);
-      } catch (e) {
-        console.error('could not end the desktops:', e);
-      }
-      for (const l of lines) l.proc.kill('SIGTERM');
-      const counts = await Promise.race([Promise.all(lines.map((l) => l.counts)), sleep(3000).then(() => [])]);
-      await destroyLink(link);
-      rmSync(dataDir, { recursive: true, force: true });
-      counts.forEach((c, i) =>
-        console.log(
-          `delay line ${i ? 'client → server' : 'server → client'}: ${c ? `${c.udp} UDP packets (+${c.udpDropped} dropped), ${c.tcp} TCP, ` +
-            `${((c.bytes ?? 0) / 1e6).toFixed(1)} MB, ${c.queueFull} refused by the full shaper queue` : 'no counters'}`,
-        ),
-      );
-    })());
-  let exiting = false;
-  const bail = (code: number, why: string) => {
-    if (exiting) return;
-    exiting = true;
-    console.error(why);
-    void cleanup().finally(() => process.exit(code));
-  };
-  process.on('SIGINT', () => bail(130, 'interrupted: cleaning up'));
-  process.on('SIGTERM', () => bail(143, 'terminated: cleaning up'));
-  const limit = setTimeout(() => bail(1, `time limit (${LIMIT_MS / 60_000} min) reached: cleaning up`), LIMIT_MS);
-  let code = 1;
-  try {
-    createLink(link);
-    lines = await startDelayLines(link);
-    const env: Record<string, string> = {
-      ...(process.env as Record<string, string>),
-      PORT: String(PORT),
-      HOST: link.hostIp,
-      // The browser reaches the server through a forwarder on its own loopback (a loopback public URL is what the
-      // server allows plain http cookies on); the forwarder's traffic then crosses the shaped link.
-      PUBLIC_URL: `http://127.0.0.1:${PORT}`,
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-      MACHINE_PROVIDER: 'lxd',
-    };
-    delete env.DATABASE_URL; // its own PGlite database
-    // As npm start runs it: LXD prepared for this data dir (the desktop image built when its recipe changed), then
-    // the compiled server as the unprivileged user.
-    const [sh, ...shArgs] = SERVER_COMMAND;
-    server = spawn(sh, shArgs, {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    server.stdout!.on('data', (d) => (serverOut += d));
-    server.stderr!.on('data', (d) => (serverOut += d));
-    const cfg: InnerConfig = { base: `http://127.0.0.1:${PORT}`, srvIp: link.hostIp, project: lxdProjectFor(path.resolve(dataDir)), runs, transports: [...transports], seconds, samples, selkies: process.env.SELKIES_BUNDLE ? path.resolve(process.env.SELKIES_BUNDLE) : null };
-    console.log(
-      `link: server ${link.hostIp} ═ ${link.srv} (${link.srvIp}) and ${link.cli} (${link.cliIp}), ${LINK.kbps} kbit/s each way (tbf, ` +
-        `${LINK.queueMs} ms queue), +${LINK.rttMs} ms RTT, ${LOSS} (delay lines)`,
-    );
-    inner = spawn('ip', ['netns', 'exec', link.cli, process.execPath, '--import', 'tsx', SELF, '--inner', JSON.stringify(cfg)], {
-      cwd: ROOT,
-      stdio: 'inherit',
-    });
-    code = await new Promise<number>((r) => inner!.once('exit', (c) => r(c ?? 1)));
-    if (code !== 0) console.error(`the driver failed; the server's last output:\n${serverOut.slice(-3000)}`);
-  } catch (e) {
-    console.error(e);
-    if (serverOut) console.error(`server output:\n${serverOut.slice(-3000)}`);
-  } finally {
-    clearTimeout(limit);
-    await cleanup(); // the same promise when a signal already started it: wait for it, do not exit under it
-  }
-  if (!exiting) process.exit(code);
-}
-
 // ─── inner: the client namespace: forwarder, Chromium, the runs, the table ──────────────────────────────────────
-
-interface Run {
-  transport: 'webrtc' | 'vnc';
-  /** What the toolbar said once connected (a WebRTC run that fell back to VNC shows 'VNC'). */
-  shown: string;
-  online: number;
-  frame: number;
-  content: number;
-  /** From the Connect click (the tab opening). */
-  tabFrame: number;
-  tabContent: number;
-  fps: number;
-  kbps: number;
-  freezePct: number;
-  freezes: number;
-  latencies: number[];
-  fromPress: number[];
-  /** WebRTC: keydown → the last packet of the frame showing it arrived (the rest is jitter buffer, decode, paint). */
-  toReceive: number[];
-  /** keydown → the tab's handler running it (the tab's main thread's share). */
-  handling: number[];
-  /** The bench's look at a frame for the key's colour, ms. */
-  checking: number[];
-  /** The tab's clock: the driver's press → the keydown handler; the handler → the frame handed to the page. */
-  pressToHandler: number[];
-  handlerToFrame: number[];
-  /** Each press's times together (the slowest ones are printed with their stages). */
-  presses: PressParts[];
-  misses: number;
-  /** Presses skipped because the patch already showed their colour. */
-  stale: number;
-  /** Key → frame received p50 when it read below the round trip: the run's readings on those timestamps left out. */
-  skewedMs: number | null;
-  cpu: number;
-  /** The encoder's CPU (cores) on the desktop as it started, before the scene (quietDesktopCpu). */
-  quietCpu: number;
-  /** The encoder's CPU (cores) and the frames a second the tab got on a still desktop (stillDesktop). */
-  stillCpu: number;
-  stillFps: number;
-  rssMiB: number;
-  gearsFps: number;
-  detail: string;
-  /** WebRTC: what the key → photon budget by stage is made of. */
-  stages: StageInputs | null;
-  /** While a file goes up through the Files panel at the link's full speed: the picture's fps and the upload's rate. */
-  uploadFps: number;
-  uploadKbps: number;
-}
 
 function forwarder(srvIp: string): Promise<void> {
   const srv = createServer((sock) => {
@@ -290,7 +118,7 @@ function freezes(times: number[], span: number): { count: number; ms: number } {
 /** The ticket the dashboard fetched on the last Connect click (it hands it to the tab). */
 let handed: Promise<{ ticket: string; at: number } | null> = Promise.resolve(null);
 
-async function oneRun(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc'): Promise<Run> {
+async function oneRun(cfg: InnerConfig, b: Buyer, transport: Transport): Promise<Run> {
   await b.page.goto(`${cfg.base}/dashboard`);
   const card = b.page.getByRole('article');
   await card.getByRole('button', { name: 'Start Machine' }).waitFor({ timeout: 60_000 });
@@ -313,7 +141,7 @@ async function oneRun(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc'): 
   }
 }
 
-async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', tab: Page, at: { t0: number; online: number; opened: number }): Promise<Run> {
+async function measure(cfg: InnerConfig, b: Buyer, transport: Transport, tab: Page, at: { t0: number; online: number; opened: number }): Promise<Run> {
   const { t0, online, opened } = at;
   const card = b.page.getByRole('article');
   const frameInTab = await waitIn(tab, `${COLOURS} >= 1`, 'the first frame', 90_000);
@@ -379,7 +207,7 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', 
 }
 
 /** The transport the tab says it uses once connected; a WebRTC run that fell back prints the agent's log. */
-async function transportShown(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', tab: Page): Promise<string> {
+async function transportShown(cfg: InnerConfig, b: Buyer, transport: Transport, tab: Page): Promise<string> {
   await tab.locator('main[data-phase="connected"]').waitFor({ timeout: 30_000 });
   const shown = (await tab.getByTestId('transport').innerText()).trim();
   if (transport === 'webrtc' && shown !== 'WebRTC') {
@@ -398,7 +226,7 @@ async function transportShown(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 
  * The tab's milestones as one line (its page, the requests, the socket, signaling, media, the first frame, and the
  * agent's own timeline), and how much later than the page's video-frame callback the look found the first frame.
  */
-async function tabMilestones(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', tab: Page, frameInTab: number, opened: number): Promise<{ lookLag: number; milestones: string }> {
+async function tabMilestones(cfg: InnerConfig, b: Buyer, transport: Transport, tab: Page, frameInTab: number, opened: number): Promise<{ lookLag: number; milestones: string }> {
   // Inside the tab, from its navigation start: gateway socket created / open, the agent's offer, media connected, frame.
   const marks = (await tab.evaluate('window.__hd.at')) as Record<string, number>;
   // The first frame is the one the page was called back for (the app asks for it with requestVideoFrameCallback;
@@ -481,12 +309,12 @@ async function startScene(cfg: InnerConfig, b: Buyer, tab: Page): Promise<void> 
 }
 
 /** The encoder's processes in the desktop: the agent's python3 for WebRTC, Xvnc for VNC (the X server too). */
-function encoderPids(b: Buyer, transport: 'webrtc' | 'vnc'): number[] {
+function encoderPids(b: Buyer, transport: Transport): number[] {
   return findInInstance(instanceOf(b.machineId), (p) => (transport === 'webrtc' ? p.comm.startsWith('python3') && p.cmdline.includes('agent.py') : p.comm === 'Xvnc'));
 }
 
 /** The encoder's CPU (cores) and the frames a second the tab got over cfg.seconds, the desktop left as it is. */
-async function encoderAtRest(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', tab: Page): Promise<{ cpu: number; fps: number }> {
+async function encoderAtRest(cfg: InnerConfig, b: Buyer, transport: Transport, tab: Page): Promise<{ cpu: number; fps: number }> {
   const pids = encoderPids(b, transport);
   const cpu0 = pids.map(usage);
   const s0 = (await tab.evaluate(SNAPSHOT)) as Snap;
@@ -501,7 +329,7 @@ async function encoderAtRest(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | '
  * The encoder's CPU (cores) while the tab shows the desktop as it started: nothing typed, the demo's small window
  * moving a few times a second (it moves while someone watches), the rest unchanged.
  */
-async function quietDesktopCpu(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', tab: Page): Promise<number> {
+async function quietDesktopCpu(cfg: InnerConfig, b: Buyer, transport: Transport, tab: Page): Promise<number> {
   return (await encoderAtRest(cfg, b, transport, tab)).cpu;
 }
 
@@ -509,7 +337,7 @@ async function quietDesktopCpu(cfg: InnerConfig, b: Buyer, transport: 'webrtc' |
  * The encoder's CPU (cores) and the frames a second the tab got on a still desktop: the demo closed, nothing typed
  * (the agent encodes only frames that changed, framegate.py; VNC sends only changed rectangles).
  */
-async function stillDesktop(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', tab: Page): Promise<{ cpu: number; fps: number }> {
+async function stillDesktop(cfg: InnerConfig, b: Buyer, transport: Transport, tab: Page): Promise<{ cpu: number; fps: number }> {
   asUser(cfg.project, b.machineId, 'pkill -x glxgears; true');
   await sleep(1000);
   return encoderAtRest(cfg, b, transport, tab);
@@ -518,7 +346,7 @@ async function stillDesktop(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'v
 type StreamSample = { fps: number; kbps: number; freezePct: number; freezeN: number; detail: string; stages: StageInputs | null; cpu: number; rssMiB: number };
 
 /** cfg.seconds of the stream: its rate, bits, freezes, the encoder's CPU and memory, and for WebRTC the stage inputs. */
-async function sampleStream(cfg: InnerConfig, b: Buyer, transport: 'webrtc' | 'vnc', tab: Page, milestones: string): Promise<StreamSample> {
+async function sampleStream(cfg: InnerConfig, b: Buyer, transport: Transport, tab: Page, milestones: string): Promise<StreamSample> {
   const pids = encoderPids(b, transport);
   const cpu0 = pids.map(usage);
   const s0 = (await tab.evaluate(SNAPSHOT)) as Snap;
@@ -616,7 +444,7 @@ async function innerMain(cfg: InnerConfig) {
   };
   process.on('SIGTERM', () => void close().finally(() => process.exit(143)));
   try {
-    const buyers: Partial<Record<'webrtc' | 'vnc', Buyer>> = {};
+    const buyers: Partial<Record<Transport, Buyer>> = {};
     for (const t of cfg.transports) {
       buyers[t] = await buyer(browser, cfg.base, `Stream Bench ${t === 'vnc' ? 'VNC' : 'WebRTC'}`, t);
       await buyers[t].context.addInitScript({ content: OBSERVE });
@@ -626,19 +454,7 @@ async function innerMain(cfg: InnerConfig) {
       for (const t of cfg.transports) {
         const r = await oneRun(cfg, buyers[t]!, t);
         runs.push(r);
-        console.log(
-          `run ${i + 1} ${t.padEnd(6)} [${r.shown}]: ${r.fps.toFixed(1)} fps, ${r.kbps.toFixed(0)} kbit/s, freeze ${r.freezePct.toFixed(1)}% (${r.freezes}), ` +
-            `input→photon p50 ${fmtMs(percentile(r.latencies, 50))} (${r.latencies.length} ok, ${r.misses} missed, ${r.stale} skipped: already that colour` +
-            `; from the driver's press p50 ${fmtMs(percentile(r.fromPress, 50))}` +
-            `${r.toReceive.length ? `; key → frame received p50 ${fmtMs(percentile(r.toReceive, 50))}` : ''}` +
-            `${r.skewedMs !== null ? `; the key's and the frame's timestamps read key → frame received p50 ${fmtMs(r.skewedMs)}, under the round trip: left out` : ''}` +
-            `${r.handling.length ? `; key → the tab's handler p50 ${fmtMs(percentile(r.handling, 50))}` : ''}` +
-            `${r.handlerToFrame.length ? `; on the tab's clock: press → handler p50 ${fmtMs(percentile(r.pressToHandler, 50))}, handler → frame p50 ${fmtMs(percentile(r.handlerToFrame, 50))} / p95 ${fmtMs(percentile(r.handlerToFrame, 95))}` : ''}` +
-            `${r.checking.length ? `; the bench's look at a frame p50 ${percentile(r.checking, 50).toFixed(1)} ms` : ''}), ` +
-            `first frame ${fmtMs(r.frame)}, content ${fmtMs(r.content)} (online ${fmtMs(r.online)}), ` +
-            `encoder ${r.cpu.toFixed(2)} cores ${r.rssMiB.toFixed(0)} MiB (${r.quietCpu.toFixed(2)} cores before the scene, ${r.stillCpu.toFixed(2)} on a still desktop at ${r.stillFps.toFixed(1)} fps), glxgears ${r.gearsFps.toFixed(1)} fps, ` +
-            `while uploading ${r.uploadFps.toFixed(1)} fps (upload ${r.uploadKbps.toFixed(0)} kbit/s); ${r.detail}`,
-        );
+        console.log(runLine(i, r));
       }
     }
     report(runs, cfg, browser.version());
@@ -652,103 +468,6 @@ async function innerMain(cfg: InnerConfig) {
   }
 }
 
-function report(runs: Run[], cfg: InnerConfig, chromium: string) {
-  const of = (t: 'webrtc' | 'vnc') => runs.filter((r) => r.transport === t);
-  const [w, v] = [of('webrtc'), of('vnc')];
-  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
-  const lat = (rs: Run[]) => rs.flatMap((r) => r.latencies);
-  const press = (rs: Run[]) => rs.flatMap((r) => r.fromPress);
-  const p = (xs: number[], q: number) => percentile(xs, q);
-  const rows: [string, string, string, string][] = [];
-  const num = (label: string, f: (r: Run) => number, digits: number) => {
-    const [a, b] = [mean(w.map(f)), mean(v.map(f))];
-    rows.push([label, a.toFixed(digits), b.toFixed(digits), ratio(a, b)]);
-  };
-  const pct = (label: string, xsW: number[], xsV: number[]) => {
-    const fmt = (xs: number[]) => `${fmtMs(p(xs, 50))} / ${fmtMs(p(xs, 95))}`;
-    rows.push([label, fmt(xsW), fmt(xsV), ratio(p(xsW, 50), p(xsV, 50))]);
-  };
-  num('received fps (mean of runs)', (r) => r.fps, 1);
-  num('received kbit/s', (r) => r.kbps, 0);
-  num('freeze time %', (r) => r.freezePct, 1);
-  const skewed = runs.filter((r) => r.skewedMs !== null).length;
-  pct(`input → photon p50 / p95${skewed ? ` (${runs.length - skewed} of ${runs.length} runs: see their lines)` : ''}`, lat(w), lat(v));
-  pct("  from the driver's press (DevTools hop in)", press(w), press(v));
-  const recv = w.flatMap((r) => r.toReceive);
-  if (recv.length) rows.push(['  of which key → frame received (WebRTC)', `${fmtMs(p(recv, 50))} / ${fmtMs(p(recv, 95))}`, '', '']);
-  const handled = [w, v].map((rs) => rs.flatMap((r) => r.handling));
-  const spread = (xs: number[]) => (xs.length ? `${fmtMs(p(xs, 50))} / ${fmtMs(p(xs, 95))}` : '');
-  if (handled.some((xs) => xs.length)) rows.push(["  of which key → the tab's handler", spread(handled[0]!), spread(handled[1]!), '']);
-  pct('Start click → first frame p50 / p95', w.map((r) => r.frame), v.map((r) => r.frame));
-  pct('Start click → content p50 / p95', w.map((r) => r.content), v.map((r) => r.content));
-  pct('Connect tab → first frame p50 / p95', w.map((r) => r.tabFrame), v.map((r) => r.tabFrame));
-  pct('Connect tab → content p50 / p95', w.map((r) => r.tabContent), v.map((r) => r.tabContent));
-  num('encoder CPU, cores (agent / Xvnc)', (r) => r.cpu, 2);
-  num('  on the desktop as it starts (no scene)', (r) => r.quietCpu, 2);
-  num('  on a still desktop (the demo closed)', (r) => r.stillCpu, 2);
-  num('frames a second on that still desktop', (r) => r.stillFps, 1);
-  num('encoder memory, MiB RSS', (r) => r.rssMiB, 0);
-  num('glxgears fps inside the desktop', (r) => r.gearsFps, 1);
-  num('fps while a file uploads at full speed', (r) => r.uploadFps, 1);
-  num('  the upload, kbit/s', (r) => r.uploadKbps, 0);
-  console.log(
-    `\nbench:stream: 1920×1080 desktop, full-screen glxgears, ${cfg.runs} runs each (alternating), ${cfg.seconds} s samples, ` +
-      `${cfg.samples} key presses a run; link ${LINK.kbps} kbit/s each way (tbf), +${LINK.rttMs} ms RTT, ${LOSS}; Chromium ${chromium}\n`,
-  );
-  console.log(`| ${'metric'.padEnd(42)} | ${'WebRTC'.padEnd(17)} | ${'VNC (baseline)'.padEnd(17)} | WebRTC / VNC |`);
-  console.log(`|${'-'.repeat(44)}|${'-'.repeat(19)}|${'-'.repeat(19)}|--------------|`);
-  for (const [l, a, b, r] of rows) console.log(`| ${l.padEnd(42)} | ${a.padEnd(17)} | ${b.padEnd(17)} | ${r.padEnd(12)} |`);
-  const rowsB = budget(w.flatMap((r) => (r.stages ? [r.stages] : [])), LINK.kbps);
-  if (rowsB.length) {
-    console.log(`\nWebRTC key → photon budget by stage (p50 / means over the runs, ms):\n`);
-    console.log(`| ${'stage'.padEnd(42)} | ${'ms'.padStart(6)} | how it is known`);
-    console.log(`|${'-'.repeat(44)}|--------|${'-'.repeat(40)}`);
-    for (const [stage, ms, how] of rowsB) console.log(`| ${stage.padEnd(42)} | ${ms.toFixed(1).padStart(6)} | ${how}`);
-  }
-  slowestPresses(w.flatMap((r) => r.presses));
-  const fellBack = w.filter((r) => r.shown !== 'WebRTC').length;
-  if (fellBack) console.log(`\n${fellBack} of ${w.length} WebRTC runs ended up on ${w.map((r) => r.shown).join(', ')} (fallback).`);
-  const [fw, fv] = [mean(w.map((r) => r.fps)), mean(v.map((r) => r.fps))];
-  const goal = (ok: boolean, text: string) => console.log(`  ${ok ? 'met   ' : 'MISSED'} ${text}`);
-  console.log('\nGoals (issue 21):');
-  goal(fw >= 30, `WebRTC ≥ 30 fps: ${fw.toFixed(1)} (server/agent/framerate.py: 60 where the desktop has a core per 640×1024 pixels, else 30)`);
-  goal(mean(w.map((r) => r.kbps)) <= 1800, `WebRTC ≤ 1.8 Mbit/s: ${mean(w.map((r) => r.kbps)).toFixed(0)} kbit/s`);
-  goal(mean(w.map((r) => r.freezePct)) <= 1, `WebRTC freeze time ≤ 1%: ${mean(w.map((r) => r.freezePct)).toFixed(1)}%`);
-  if (v.length) goal(fw >= 3 * fv, `WebRTC ≥ 3× the VNC frame rate: ${ratio(fw, fv)}`);
-  // Judged on the larger of the two readings (the event's own time, the driver's press).
-  const keyP = (q: number) => Math.max(p(lat(w), q), p(press(w), q));
-  goal(keyP(50) <= 40 + LINK.rttMs, `key → photon p50 ≤ RTT + 40 ms (${40 + LINK.rttMs} ms): ${fmtMs(keyP(50))}`);
-  goal(keyP(95) <= 80 + LINK.rttMs, `key → photon p95 ≤ RTT + 80 ms (${80 + LINK.rttMs} ms): ${fmtMs(keyP(95))}`);
-  goal(p(w.map((r) => r.tabFrame), 50) <= 500, `Connect tab → first frame p50 ≤ 0.5 s (WebRTC): ${fmtMs(p(w.map((r) => r.tabFrame), 50))}`);
-  goal(p(w.map((r) => r.content), 50) <= 2000, `Start click → content p50 ≤ 2 s (WebRTC): ${fmtMs(p(w.map((r) => r.content), 50))}`);
-  goal(p(w.map((r) => r.content), 95) <= 3000, `Start click → content p95 ≤ 3 s (WebRTC): ${fmtMs(p(w.map((r) => r.content), 95))}`);
-  const upFps = mean(w.map((r) => r.uploadFps));
-  goal(upFps >= 25, `an upload at full speed keeps the video ≥ 25 fps (WebRTC): ${upFps.toFixed(1)} fps, the upload ${mean(w.map((r) => r.uploadKbps)).toFixed(0)} kbit/s`);
-}
-
-/** The WebRTC presses that make the tail (the 5 slowest by the larger reading), each with its stages: where p95 goes. */
-function slowestPresses(all: PressParts[]) {
-  if (!all.length) return;
-  const worst = (x: PressParts) => Math.max(x.fromPress, Number.isNaN(x.latency) ? 0 : x.latency);
-  const rows = [...all].sort((a, b) => worst(b) - worst(a)).slice(0, 5);
-  console.log(`\nThe 5 slowest of ${all.length} WebRTC presses (ms): the driver's press → photon | the key's time → photon | press → tab's handler | handler → frame handed to the page | the key's time → the frame's last packet | NACKs the tab sent meanwhile | the agent's slowest frame (capture → encoded) in the reports covering it`);
-  for (const x of rows)
-    console.log(`  ${[x.fromPress, x.latency, x.pressToHandler, x.handlerToFrame, x.toReceive, x.nacks, x.agentSlowest].map((v) => (Number.isNaN(v) ? '?' : v.toFixed(0)).padStart(5)).join(' | ')}`);
-  lossShare(all, worst);
-}
-
-/**
- * The presses during which the tab asked for a packet again (a loss on the link, recovered by a retransmission a round
- * trip later) beside those without: how much of the tail the link's loss makes.
- */
-function lossShare(all: PressParts[], worst: (x: PressParts) => number) {
-  const known = all.filter((x) => !Number.isNaN(x.nacks));
-  if (!known.length) return;
-  const [hit, clean] = [known.filter((x) => x.nacks > 0).map(worst), known.filter((x) => x.nacks === 0).map(worst)];
-  const pp = (xs: number[]) => (xs.length ? `p50 ${fmtMs(percentile(xs, 50))} / p95 ${fmtMs(percentile(xs, 95))}` : 'none');
-  console.log(`Presses with a NACK sent meanwhile: ${hit.length} of ${known.length} (${pp(hit)}); without: ${pp(clean)}`);
-}
-
 if (process.argv[2] === '--inner') {
   innerMain(JSON.parse(process.argv[3]!) as InnerConfig).then(
     () => process.exit(0),
@@ -758,7 +477,7 @@ if (process.argv[2] === '--inner') {
     },
   );
 } else {
-  outer().catch((err) => {
+  outer(SELF, process.argv.slice(2)).catch((err) => {
     console.error(err);
     process.exit(1);
   });
