@@ -60,12 +60,6 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/**
- * Starts the real server (same entry point as `npm start`, serving the built web app) on a free port with its own
- * data: a fresh PGlite directory, or a fresh database on DATABASE_URL's server. With `readStdout: false` its stdout is
- * a pipe nobody reads (output() then holds stderr only). `sharedDatabaseUrl` runs it on a database the caller made
- * (and drops): several replicas on one PostgreSQL, each with its own DATA_DIR and port.
- */
 /** Servers started in this file and not closed yet (a start that outlived its hook's timeout included). */
 const started = new Set<RunningServer>();
 
@@ -82,6 +76,12 @@ export function serversTail(lines = 80): string {
   return [...started].map((s) => `--- server ${s.base} (${s.dataDir}), its last ${lines} lines:\n${s.output().split('\n').slice(-lines).join('\n')}`).join('\n');
 }
 
+/**
+ * Starts the real server (same entry point as `npm start`, serving the built web app) on a free port with its own
+ * data: a fresh PGlite directory, or a fresh database on DATABASE_URL's server. With `readStdout: false` its stdout is
+ * a pipe nobody reads (output() then holds stderr only). `sharedDatabaseUrl` runs it on a database the caller made
+ * (and drops): several replicas on one PostgreSQL, each with its own DATA_DIR and port.
+ */
 export async function startServer(
   extraEnv: Record<string, string> = {},
   opts: { readStdout?: boolean; sharedDatabaseUrl?: string } = {},
@@ -166,6 +166,15 @@ export async function startServer(
   started.add(server);
   await launch();
   return server;
+}
+
+/**
+ * `npm run admin -- ARGS` beside a running server, with its configuration (on PGlite the CLI runs the command inside
+ * that server, found through DATA_DIR): resolves with what it printed.
+ */
+export async function operatorCli(server: RunningServer, ...args: string[]): Promise<string> {
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', ...args], { cwd: ROOT, env: server.env });
+  return stdout;
 }
 
 /** Ends and removes every desktop of a data dir's deployment: its LXD project with its instances and volumes. */

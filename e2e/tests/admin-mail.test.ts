@@ -1,11 +1,7 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { SMTPServer } from 'smtp-server';
-import { downloadedBytes, freePort, snap, uniqueEmail } from '../harness';
+import { downloadedBytes, freePort, operatorCli, snap, uniqueEmail } from '../harness';
 import { useServerAndBrowser } from './suite-helpers';
 import { openConsole } from './operator-helpers';
 import { loginWithPopup, seedUser, seriousViolations } from './auth-helpers';
@@ -17,8 +13,6 @@ import { loginWithPopup, seedUser, seriousViolations } from './auth-helpers';
  * the OS user), filters them and exports the filtered entries as CSV.
  */
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const run = promisify(execFile);
 
 /** A loopback SMTP relay that refuses the addresses in `refuse` with 550 and keeps what it accepts. */
 async function startRelay() {
@@ -55,8 +49,7 @@ const t = useServerAndBrowser(() => ({ SMTP_URL: relay.url, MAIL_FROM: 'Hyperdes
 
 /** `npm run admin -- grant <email> admin`, run beside the running server (the CLI finds it through DATA_DIR). */
 async function grantAdmin(email: string): Promise<void> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'grant', email, 'admin'], { cwd: ROOT, env: t.server.env });
-  expect(stdout).toContain('now has the admin claim');
+  expect(await operatorCli(t.server, 'grant', email, 'admin')).toContain('now has the admin claim');
 }
 
 async function openSection(page: Page, name: string, heading: string): Promise<void> {

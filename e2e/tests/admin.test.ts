@@ -1,10 +1,8 @@
 import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { snap, uniqueEmail } from '../harness';
+import { operatorCli, snap, uniqueEmail } from '../harness';
 import { pastTheEdge, useServerAndBrowser } from './suite-helpers';
 import { openConsole } from './operator-helpers';
 import { header, loginWithPopup, seedUser, seriousViolations, solvedCaptcha } from './auth-helpers';
@@ -15,7 +13,6 @@ import { buyHours, signedInPage } from './buy-helpers';
  * every section, adjusts a buyer's hours with a reason, and sees it in the buyer's balance and the audit log.
  */
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const run = promisify(execFile);
 
 const t = useServerAndBrowser();
@@ -24,7 +21,7 @@ const t = useServerAndBrowser();
 async function makeAdmin(email: string): Promise<void> {
   const pglite = !t.server.env.DATABASE_URL;
   if (pglite) await t.server.stop();
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'create-admin', email, 'Olga Operator'], { cwd: ROOT, env: t.server.env });
+  const stdout = await operatorCli(t.server, 'create-admin', email, 'Olga Operator');
   expect(stdout).toContain('now has the admin claim');
   if (pglite) await t.server.restart();
 }

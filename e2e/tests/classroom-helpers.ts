@@ -1,17 +1,10 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { expect } from 'vitest';
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
-import { uniqueEmail, type RunningServer } from '../harness';
+import { operatorCli, type RunningServer, uniqueEmail } from '../harness';
 import type { Inbox } from '../inbox';
 import { loginWithPopup, mailedLink, seedUser, type Account } from './auth-helpers';
 import { payOnCheckout, PAYING_CARD } from './buy-helpers';
 import { api } from './connect-helpers';
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const run = promisify(execFile);
 
 /**
  * What the classroom browser tests share: an instructor with a paid, started course signed in on their dashboard,
@@ -20,8 +13,7 @@ const run = promisify(execFile);
 export function classroomKit(server: RunningServer, browser: Browser, inbox: Inbox) {
   /** The operator CLI beside the running server (on PGlite it runs the command inside the server, found via DATA_DIR). */
   async function grantInstructor(email: string): Promise<void> {
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'grant', email, 'instructor'], { cwd: ROOT, env: server.env });
-    expect(stdout).toContain('now has the instructor claim');
+    expect(await operatorCli(server, 'grant', email, 'instructor')).toContain('now has the instructor claim');
   }
 
   async function signIn(account: Account, options: BrowserContextOptions = {}): Promise<Page> {
@@ -51,6 +43,8 @@ export function classroomKit(server: RunningServer, browser: Browser, inbox: Inb
     });
     const teacher = await signIn(account, options);
     await teacher.goto(url);
+    // Leaving the success page at once may cut its session refresh short (the rotated cookie never stored): a
+    // dashboard reloaded minutes later must still be signed in (sessions.ts answers the same new cookie again).
     await payOnCheckout(teacher, PAYING_CARD);
     await teacher.waitForURL(/\/success\?orderId=/, { timeout: 20_000 });
     await teacher.goto(`${server.base}/dashboard`);

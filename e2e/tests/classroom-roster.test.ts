@@ -1,10 +1,7 @@
-import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { BrowserContextOptions, Page } from 'playwright-core';
-import { ARTIFACTS, snap, uniqueEmail } from '../harness';
+import { ARTIFACTS, operatorCli, snap, uniqueEmail } from '../harness';
 import { useServerAndBrowser } from './suite-helpers';
 import { decodeQuotedPrintable, startInbox, type Inbox } from '../inbox';
 import { mailedLink, seedUser, seriousViolations, type Account } from './auth-helpers';
@@ -20,8 +17,6 @@ import { operatorApiToken } from './operator-helpers';
  * that asks first while students are connected.
  */
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const run = promisify(execFile);
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
 let inbox: Inbox;
@@ -50,7 +45,7 @@ function invitationLink(mail: string): string {
 /** An operator made with the README's `create-admin` line, made console-ready through the API: their id token. */
 async function operatorToken(): Promise<string> {
   const email = uniqueEmail('operator');
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'create-admin', email, 'Olga Operator'], { cwd: ROOT, env: t.server.env });
+  const stdout = await operatorCli(t.server, 'create-admin', email, 'Olga Operator');
   const password = /Password: (\S+)/.exec(stdout)![1]!;
   return (await operatorApiToken(t.server.base, email, password)).token; // new password, authenticator (issue 23.2)
 }

@@ -1,10 +1,6 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
-import { snap, uniqueEmail } from '../harness';
+import { operatorCli, snap, uniqueEmail } from '../harness';
 import { useServerAndBrowser } from './suite-helpers';
 import { startInbox, type Inbox } from '../inbox';
 import { loginWithPopup, mailedLink, seedUser, seriousViolations, type Account } from './auth-helpers';
@@ -20,8 +16,6 @@ import { api, canvasColours, preferTransport } from './connect-helpers';
  * nothing; Stop All ends it.
  */
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const run = promisify(execFile);
 
 /** Students prove their addresses with mailed links (a real SMTP server on loopback). */
 let inbox: Inbox;
@@ -33,14 +27,9 @@ afterAll(async () => {
 });
 const t = useServerAndBrowser(() => ({ SMTP_URL: inbox.url }));
 
-/** The README's operator line, with the server's own configuration. PGlite admits one process: stop, grant, start. */
-/** The operator CLI beside the running server (on PGlite it runs the command inside the server, found via DATA_DIR). */
+/** The README's operator line (`npm run admin -- grant EMAIL instructor`) beside the running server. */
 async function grantInstructor(email: string): Promise<void> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'grant', email, 'instructor'], {
-    cwd: ROOT,
-    env: t.server.env,
-  });
-  expect(stdout).toContain('now has the instructor claim');
+  expect(await operatorCli(t.server, 'grant', email, 'instructor')).toContain('now has the instructor claim');
 }
 
 /** bypassCSP only where a test injects axe-core; everything else runs under the app's real CSP. */

@@ -1,8 +1,5 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterEach, expect, it } from 'vitest';
-import { snap } from '../harness';
+import { operatorCli, snap } from '../harness';
 import { useServerAndBrowser } from './suite-helpers';
 import { buyHours, signedInPage } from './buy-helpers';
 
@@ -10,8 +7,6 @@ import { buyHours, signedInPage } from './buy-helpers';
  * Issue 22.4: the alert banner. An operator takes 9 of the 10 hours away (the CLI's adjust-hours); the leader's
  * alerts job (once a minute) raises "1 hour left" and the card shows it with Buy more hours.
  */
-const run = promisify(execFile);
-const ROOT = path.resolve(import.meta.dirname, '../..');
 const t = useServerAndBrowser();
 afterEach((ctx) => {
   if (ctx.task.result?.state === 'fail') console.log('SERVER OUTPUT\n' + t.server.output().slice(-6000));
@@ -30,7 +25,7 @@ it('"Only 1 hour left on <machine>. Buy more hours" on the card once the alert i
   // PGlite admits one process: stop, run the CLI, start again.
   const pglite = !t.server.env.DATABASE_URL;
   if (pglite) await t.server.stop();
-  await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'adjust-hours', account.email, '-540', 'Test: one hour left'], { cwd: ROOT, env: t.server.env });
+  await operatorCli(t.server, 'adjust-hours', account.email, '-540', 'Test: one hour left');
   if (pglite) await t.server.restart();
 
   const banner = card.getByText(`Only 1 hour left on ${name}.`);

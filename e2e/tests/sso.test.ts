@@ -1,11 +1,7 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import * as OTPAuth from 'otpauth';
 import type { Page } from 'playwright-core';
-import { snap, uniqueEmail } from '../harness';
+import { operatorCli, snap, uniqueEmail } from '../harness';
 import { useServerAndBrowser } from './suite-helpers';
 import { startIdp, type TestIdp } from '../../server/test/oidc-idp';
 import { avatarText, header, logoutWithMenu, openFromHeader, seedUser } from './auth-helpers';
@@ -19,8 +15,6 @@ import { api } from './connect-helpers';
  * course at once; a refused sign-in says why in the Login popup.
  */
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const run = promisify(execFile);
 const SCHOOL = 'Springfield High';
 
 const t = useServerAndBrowser();
@@ -55,7 +49,7 @@ async function fetchJson(method: string, route: string, o: { token?: string; coo
  */
 async function operatorCookie(): Promise<string> {
   const email = uniqueEmail('operator');
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'create-admin', email, 'Olga Operator'], { cwd: ROOT, env: t.server.env });
+  const stdout = await operatorCli(t.server, 'create-admin', email, 'Olga Operator');
   const password = /Password: (\S+)/.exec(stdout)![1]!;
   let { body: session } = await fetchJson('POST', '/v1/auth/login', { body: { email, password } });
   const status = await fetchJson('GET', '/v1/user/totp', { token: session.accessToken });
@@ -142,8 +136,7 @@ it('a student on a roster who never had an account signs in with the school and 
   // An instructor with a paid course whose student list names the student's school address.
   const instructor = { name: 'Edna Krabappel', email: uniqueEmail('instructor'), password: 'classroom42' };
   await seedUser(t.server.base, instructor);
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'grant', instructor.email, 'instructor'], { cwd: ROOT, env: t.server.env });
-  expect(stdout).toContain('now has the instructor claim');
+  expect(await operatorCli(t.server, 'grant', instructor.email, 'instructor')).toContain('now has the instructor claim');
   const { accessToken: token } = await api(t.server.base, 'POST', '/v1/auth/login', undefined, { email: instructor.email, password: instructor.password });
   const course = { Platform: 'Unreal Engine', VMs: 1, StartAt: Date.now() - 60_000, ExpiresAt: Date.now() + 7 * 86_400_000, Region: 'DE' };
   const { prices } = await api(t.server.base, 'POST', '/v1/pack/cost', token, course);

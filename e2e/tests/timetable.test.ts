@@ -1,15 +1,10 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Page } from 'playwright-core';
 import { dayInZone, formatClassTime, formatCourseTime } from '@hyperdesk/contract';
 import { snap, uniqueEmail } from '../harness';
 import { useServerAndBrowser } from './suite-helpers';
 import { decodeQuotedPrintable, startInbox, type Inbox } from '../inbox';
-import { loginWithPopup, mailedLink, seedUser, type Account } from './auth-helpers';
-import { payOnCheckout, PAYING_CARD } from './buy-helpers';
+import { mailedLink, seedUser } from './auth-helpers';
+import { classroomKit } from './classroom-helpers';
 import { api } from './connect-helpers';
 
 /**
@@ -18,8 +13,6 @@ import { api } from './connect-helpers';
  * the class starts and stopped ("The class has ended.") after it ends; the instructor and the student see
  * "Next class: …" in the course's time zone.
  */
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const run = promisify(execFile);
 const ZONE = 'Europe/Berlin';
 const CLASS_ENDED = 'The class has ended.';
 
@@ -33,40 +26,7 @@ afterAll(async () => {
 // Request logs too: a failure shows what the server answered in the class's last minutes.
 const t = useServerAndBrowser(() => ({ SMTP_URL: inbox.url, LOG_LEVEL: 'info' }), { outputChars: 40_000 });
 
-async function signIn(account: Account): Promise<Page> {
-  const context = await t.browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const page = await context.newPage();
-  await loginWithPopup(page, t.server.base, account.email, account.password);
-  return page;
-}
-
-/** An instructor (operator CLI grant) with a paid, started German course of one machine, on their dashboard. */
-async function runningCourse(): Promise<{ teacher: Page; token: string; packId: string }> {
-  const account = { name: 'Tilda Timetable', email: uniqueEmail('instructor'), password: 'classroom42' };
-  await seedUser(t.server.base, account);
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'grant', account.email, 'instructor'], { cwd: ROOT, env: t.server.env });
-  expect(stdout).toContain('now has the instructor claim');
-  const { accessToken: token } = await api(t.server.base, 'POST', '/v1/auth/login', undefined, { email: account.email, password: account.password });
-  const course = { Platform: 'Unreal Engine', VMs: 1, StartAt: Date.now() - 60_000, ExpiresAt: Date.now() + 7 * 86_400_000, Region: 'DE' };
-  const { prices } = await api(t.server.base, 'POST', '/v1/pack/cost', token, course);
-  const { url } = await api(t.server.base, 'POST', '/v1/pack/recharge', token, {
-    ...course,
-    TotalHours: 10,
-    Price: prices['10'],
-    success_url: `${t.server.base}/success`,
-    cancel_url: `${t.server.base}/failed`,
-  });
-  const teacher = await signIn(account);
-  await teacher.goto(url);
-  // Leaving the success page at once may cut its session refresh short (the rotated cookie never stored): the
-  // dashboard reloaded minutes later must still be signed in (sessions.ts answers the same new cookie again).
-  await payOnCheckout(teacher, PAYING_CARD);
-  await teacher.waitForURL(/\/success\?orderId=/, { timeout: 20_000 });
-  await teacher.goto(`${t.server.base}/dashboard`);
-  await teacher.getByRole('article').waitFor({ timeout: 30_000 });
-  const { balance } = await api(t.server.base, 'GET', '/v1/user/wallet/balance', token);
-  return { teacher, token, packId: balance[0].packId };
-}
+const kit = () => classroomKit(t.server, t.browser, inbox);
 
 /** The course's entry in the instructor's balance. */
 async function entry(token: string, packId: string): Promise<{ instanceStatus: string; stopReason: string | null }> {
@@ -75,11 +35,11 @@ async function entry(token: string, packId: string): Promise<{ instanceStatus: s
 }
 
 it('a class two minutes ahead: machines online before it starts, stopped after it ends; "Next class" for both', { timeout: 900_000 }, async () => {
-  const { teacher, token, packId } = await runningCourse();
+  const { teacher, token, packId } = await kit().runningCourse('Tilda Timetable', 1);
   const student = { name: 'Stan Student', email: uniqueEmail('student'), password: 'student4242' };
   await seedUser(t.server.base, student);
   await api(t.server.base, 'POST', '/v1/pack/roster/add', token, { packId, email: student.email });
-  const studentPage = await signIn(student);
+  const studentPage = await kit().signIn(student);
   await studentPage.goto(await mailedLink(inbox, student.email, '/verify-email'));
   await studentPage.getByRole('heading', { level: 1, name: 'E-mail address verified' }).waitFor({ timeout: 20_000 });
 

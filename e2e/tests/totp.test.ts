@@ -1,10 +1,6 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { snap, uniqueEmail } from '../harness';
+import { operatorCli, snap, uniqueEmail } from '../harness';
 import { useServerAndBrowser } from './suite-helpers';
 import { alertText, header, loginWithPopup, logoutWithMenu, openFromHeader, seedUser, seriousViolations } from './auth-helpers';
 import { apiOf, confirmSetup, enrolInConsole, freshCode } from './operator-helpers';
@@ -15,8 +11,6 @@ import { apiOf, confirmSetup, enrolInConsole, freshCode } from './operator-helpe
  * `create-admin` changes the generated password and enrols before the console shows any data.
  */
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const run = promisify(execFile);
 
 const t = useServerAndBrowser();
 
@@ -105,7 +99,7 @@ it('turns on two-factor sign-in from Account Details, logs in with a code, and a
 it('the first admin changes the generated password and enrols before the console shows anything; later sign-ins need the code', async () => {
   const email = uniqueEmail('first-admin');
   // `npm run admin -- create-admin` beside the running server (the CLI finds it through DATA_DIR).
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'create-admin', email, 'Fiona First'], { cwd: ROOT, env: t.server.env });
+  const stdout = await operatorCli(t.server, 'create-admin', email, 'Fiona First');
   const generated = /Password: (\S+)/.exec(stdout)![1]!;
   const page = await newPage();
   await loginWithPopup(page, t.server.base, email, generated);

@@ -1,11 +1,9 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { lxdProjectFor } from '../../server/src/config';
-import { snap, uniqueEmail } from '../harness';
+import { operatorCli, snap, uniqueEmail } from '../harness';
 import { useServerAndBrowser } from './suite-helpers';
 import { startInbox, type Inbox } from '../inbox';
 import { mailedLink, seedUser, type Account } from './auth-helpers';
@@ -21,8 +19,6 @@ import { raiseTerminal } from '../desktops';
  * that it ended); input refused before take-over; nobody else sees the wall.
  */
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const run = promisify(execFile);
 
 let inbox: Inbox;
 beforeAll(async () => {
@@ -76,7 +72,7 @@ it('wall: thumbnails per running seat, raised hand, live watch, take-over typed 
   const student = { name: 'Sam Student', email: uniqueEmail('wall-student'), password };
   const outsider = { name: 'Otto Outsider', email: uniqueEmail('wall-outsider'), password };
   for (const a of [instructor, student, outsider]) await seedUser(t.server.base, a);
-  await run(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', 'grant', instructor.email, 'instructor'], { cwd: ROOT, env: t.server.env });
+  expect(await operatorCli(t.server, 'grant', instructor.email, 'instructor')).toContain('now has the instructor claim');
   const login = async (a: Account) => (await api(t.server.base, 'POST', '/v1/auth/login', undefined, { email: a.email, password: a.password })).accessToken as string;
   const token = await login(instructor);
 
