@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { withAgentSlowest, withoutSkewedClock, type Presses } from './presses';
+import { largerOf, withAgentSlowest, withoutSkewedClock, type Presses } from './presses';
 
 const run = (toReceive: number[]): Presses => ({
   latencies: toReceive.map((t) => t + 3),
@@ -52,5 +52,13 @@ describe("a press's slowest frame through the agent", () => {
     const press = run([50]).each[0]!;
     expect(withAgentSlowest([press], [])[0]!.agentSlowest).toBeNaN();
     expect(withAgentSlowest([press], [{ at: press.at + 10 }])[0]!.agentSlowest).toBeNaN();
+  });
+});
+
+describe('the key → photon goal reading', () => {
+  it('takes the larger reading, the one that is there when the other was left out, and none when neither is', () => {
+    expect(largerOf([84, 97])).toBe(97);
+    expect(largerOf([NaN, 97])).toBe(97);
+    expect(largerOf([NaN, NaN])).toBeNaN();
   });
 });

@@ -132,3 +132,9 @@ export function withAgentSlowest(each: PressParts[], reports: { at: number; slow
     return { ...x, agentSlowest: covering.length ? Math.max(...covering.map((r) => r.slowestMs!)) : NaN };
   });
 }
+
+/** The larger of a press's two readings that is there (the event's time, the driver's press); NaN when neither is. */
+export function largerOf(xs: number[]): number {
+  const known = xs.filter((x) => !Number.isNaN(x));
+  return known.length ? Math.max(...known) : NaN;
+}

@@ -1,6 +1,6 @@
 /** bench:stream's output: a line per run, the table of WebRTC beside VNC, the budget by stage, the slowest presses, the goals. */
 import { budget } from './budget';
-import type { PressParts } from './presses';
+import { largerOf, type PressParts } from './presses';
 import { LINK, LOSS, type InnerConfig, type Run } from './run';
 import { fmtMs, percentile, ratio } from '../stats';
 
@@ -99,8 +99,9 @@ function printGoals(w: Run[], v: Run[]) {
   goal(mean(w.map((r) => r.kbps)) <= 1800, `WebRTC ≤ 1.8 Mbit/s: ${mean(w.map((r) => r.kbps)).toFixed(0)} kbit/s`);
   goal(mean(w.map((r) => r.freezePct)) <= 1, `WebRTC freeze time ≤ 1%: ${mean(w.map((r) => r.freezePct)).toFixed(1)}%`);
   if (v.length) goal(fw >= 3 * fv, `WebRTC ≥ 3× the VNC frame rate: ${ratio(fw, fv)}`);
-  // Judged on the larger of the two readings (the event's own time, the driver's press).
-  const keyP = (q: number) => Math.max(p(lat(w), q), p(press(w), q));
+  // Judged on the larger of the two readings (the event's own time, the driver's press), or on the driver's press alone
+  // where every run's event-time readings were left out (its clocks skewed: see their lines).
+  const keyP = (q: number) => largerOf([p(lat(w), q), p(press(w), q)]);
   goal(keyP(50) <= 40 + LINK.rttMs, `key → photon p50 ≤ RTT + 40 ms (${40 + LINK.rttMs} ms): ${fmtMs(keyP(50))}`);
   goal(keyP(95) <= 80 + LINK.rttMs, `key → photon p95 ≤ RTT + 80 ms (${80 + LINK.rttMs} ms): ${fmtMs(keyP(95))}`);
   const [tabFrame, content] = [w.map((r) => r.tabFrame), w.map((r) => r.content)];
