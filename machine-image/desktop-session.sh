@@ -6,8 +6,13 @@
 # as this instance's own user), never through a host path. When X ends the script ends and init starts it again.
 set -u
 exec >/dev/null 2>&1
-# The init starts this with an empty environment.
-export HOME=/home/user USER=user LOGNAME=user SHELL=/bin/bash LANG=C.UTF-8 TERM=xterm \
+# The init starts this with an empty environment and the clock's zone ($1: an IANA name such as Europe/Berlin) as its
+# argument: the desktop's clock, its shell's `date` and its programs show that zone's time (UTC for a name that is
+# not a zone here).
+TZ=${1:-UTC}
+case $TZ in *[!A-Za-z0-9_/+-]* | *..* | /*) TZ=UTC ;; esac
+[ -f "/usr/share/zoneinfo/$TZ" ] || TZ=UTC
+export TZ HOME=/home/user USER=user LOGNAME=user SHELL=/bin/bash LANG=C.UTF-8 TERM=xterm \
   PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin GST_REGISTRY=/var/cache/gstreamer-1.0/registry.bin GST_REGISTRY_UPDATE=no
 R=/run/hyperdesk
 SCREEN=1920x1080

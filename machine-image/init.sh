@@ -30,8 +30,9 @@ while :; do
   # started through LXD's exec at once (the desktop's link, which reports when the desktop first answers).
   [ -n "$again" ] && pkill -KILL -u user 2>/dev/null
   again=1
-  # An empty environment (exec -c: the session sets its own).
-  ( exec -c /usr/bin/setpriv --reuid=user --regid=user --init-groups --inh-caps=-all -- /opt/hyperdesk/desktop-session.sh ) \
+  # An empty environment (exec -c: the session sets its own), but for the clock's zone: TZ, which the server sets in
+  # this init's environment (the instance's environment.TZ: the machine's country's zone).
+  ( exec -c /usr/bin/setpriv --reuid=user --regid=user --init-groups --inh-caps=-all -- /opt/hyperdesk/desktop-session.sh "${TZ:-UTC}" ) \
     </dev/null >/dev/null 2>&1 &
   wait $!
   read -t 0.2 <> <(:) || true

@@ -69,7 +69,7 @@ describe('one home per (course, student)', () => {
     await reconcile();
     expect(provider.calls.filter((c) => c.id === machine!.id).slice(-2)).toEqual([
       { op: 'stop', id: machine!.id },
-      { op: 'start', id: machine!.id, homeKey: courseHomeKey(courseId, b.uid) },
+      { op: 'start', id: machine!.id, homeKey: courseHomeKey(courseId, b.uid), timeZone: 'Europe/London' },
     ]);
     expect((await ticket(b, courseId)).status).toBe(200);
 

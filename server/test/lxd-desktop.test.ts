@@ -10,7 +10,8 @@ import { lxdDeployment, type LxdDeployment } from './lxd-fixtures';
  */
 describe('lxd desktop', () => {
   let d: LxdDeployment;
-  const a = { machineId: randomUUID(), name: 'Unreal Engine · Germany' };
+  // A zone half an hour off every whole-hour one: a clock left on UTC (or the host's zone) cannot pass for it.
+  const a = { machineId: randomUUID(), name: 'Unreal Engine · Germany', timeZone: 'Asia/Kolkata' };
 
   beforeAll(async () => {
     d = await lxdDeployment();
@@ -50,6 +51,14 @@ describe('lxd desktop', () => {
     // own into the home when the image's no longer matches) and the panel looked up no launcher icons.
     expect(await d.rootShell(a.machineId, 'ls /home/user/.cache/fontconfig /home/user/.cache/tint2 2>&1; true')).toMatch(/^(ls: cannot access .*\n){2}$/);
   }, 180_000);
+
+  it('the desktop’s clock and programs show the machine’s zone (environment.TZ, handed by the init to the session)', async () => {
+    expect((await d.lxd.get<{ config: Record<string, string> }>(`/1.0/instances/${instanceOf(a.machineId)}`)).config['environment.TZ']).toBe('Asia/Kolkata');
+    // The panel (its clock) and the terminal (its shell inherits it), as the desktop's user runs them; `date` says IST.
+    const envOf = (comm: string) => `tr '\\0' '\\n' < /proc/$(pgrep -n -u user -x ${comm})/environ | sed -n 's/^TZ=//p'`;
+    const out = await d.rootShell(a.machineId, `${envOf('tint2')}; ${envOf('xterm')}; TZ=$(${envOf('tint2')}) date +%Z`);
+    expect(out.trim().split('\n')).toEqual(['Asia/Kolkata', 'Asia/Kolkata', 'IST']);
+  }, 60_000);
 
   it('the machine’s name is asked of the engine again when no answer comes in time, and not when it has none', async () => {
     // machine-name.sh as init sources it, against a guest API of the test's own (root's, in the instance): the first

@@ -81,7 +81,7 @@ export async function fakeRfbServer(): Promise<{ port: number; close(): Promise<
  */
 export function fakeProvider(rfbPort: number) {
   const desktops = new Map<string, { since: number; name: string }>();
-  const calls: { op: 'start' | 'stop' | 'reset'; id: string; homeKey?: string; eraseHome?: boolean }[] = [];
+  const calls: { op: 'start' | 'stop' | 'reset'; id: string; homeKey?: string; timeZone?: string; eraseHome?: boolean }[] = [];
   let inFlight = 0;
   const p = {
     upAfterMs: 0 as number | null,
@@ -92,8 +92,8 @@ export function fakeProvider(rfbPort: number) {
     calls,
     desktops,
     kind: 'fake',
-    async start(m: { machineId: string; name: string; homeKey?: string }) {
-      calls.push({ op: 'start', id: m.machineId, homeKey: m.homeKey });
+    async start(m: { machineId: string; name: string; homeKey?: string; timeZone?: string }) {
+      calls.push({ op: 'start', id: m.machineId, homeKey: m.homeKey, timeZone: m.timeZone });
       inFlight++;
       p.maxInFlight = Math.max(p.maxInFlight, inFlight);
       try {

@@ -49,12 +49,12 @@ describe('machines made ahead of their first start', () => {
     await settle();
   });
 
-  it("makes a new machine's desktop once, with its name and home, and marks it made", async () => {
+  it("makes a new machine's desktop once, with its name, home and clock's zone, and marks it made", async () => {
     const u = await seedUser(db());
     const id = await seedMachine(db(), u.uid, 'Unreal Engine · Made ahead');
     expect((await machineRow(db(), id)).preparedAt).toBeNull();
     await pass();
-    expect(madeFor(id)).toEqual([{ machineId: id, name: 'Unreal Engine · Made ahead', homeKey: undefined }]);
+    expect(madeFor(id)).toEqual([{ machineId: id, name: 'Unreal Engine · Made ahead', homeKey: undefined, timeZone: 'Europe/Berlin' }]);
     expect((await machineRow(db(), id)).preparedAt).toEqual(clock.now());
     await pass();
     expect(madeFor(id)).toHaveLength(1);
@@ -66,7 +66,7 @@ describe('machines made ahead of their first start', () => {
     const id = await seedMachine(db(), u.uid, 'Course seat');
     await db().update(machines).set({ homeKey: 'course-home-1' }).where(eq(machines.id, id));
     await pass();
-    expect(madeFor(id)).toEqual([{ machineId: id, name: 'Course seat', homeKey: 'course-home-1' }]);
+    expect(madeFor(id)).toEqual([{ machineId: id, name: 'Course seat', homeKey: 'course-home-1', timeZone: 'Europe/Berlin' }]);
   });
 
   it('makes none while a machine starts, and none for a machine wanted running', async () => {

@@ -32,13 +32,13 @@ describe('machine reconciler', () => {
     return seedMachine(db(), u.uid);
   }
 
-  it('starts a requested machine outside any transaction and marks it online once its VNC server answers', async () => {
+  it('starts a requested machine (its clock in its country\'s zone) outside any transaction and marks it online once its VNC server answers', async () => {
     const id = await newMachine();
     provider.upAfterMs = 0;
     await s.app.ctx.machines.requestStart(db(), [id]);
     expect(await machineRow(db(), id)).toMatchObject({ desired: 'running', observed: 'processing', processingSince: clock.now() });
     await pass(); // start
-    expect(provider.calls).toContainEqual({ op: 'start', id, homeKey: id });
+    expect(provider.calls).toContainEqual({ op: 'start', id, homeKey: id, timeZone: 'Europe/Berlin' });
     await pass(); // observe
     expect(await machineRow(db(), id)).toMatchObject({ observed: 'online', onlineSince: clock.now(), processingSince: null });
     await pass(); // idempotent: nothing changes, no second start
@@ -85,7 +85,7 @@ describe('machine reconciler', () => {
     // Waited behind 39 other first starts (or for a server to lead) longer than a start may take.
     clock.advance(START_TIMEOUT_MS + 60_000);
     await pass();
-    expect(provider.calls).toContainEqual({ op: 'start', id, homeKey: id });
+    expect(provider.calls).toContainEqual({ op: 'start', id, homeKey: id, timeZone: 'Europe/Berlin' });
     expect((await machineRow(db(), id)).observed).toBe('processing');
     clock.advance(START_TIMEOUT_MS - 1000);
     provider.upAfterMs = 0;

@@ -1,4 +1,5 @@
 import { and, asc, eq, isNull } from 'drizzle-orm';
+import { courseTimeZone } from '@hyperdesk/contract';
 import type { Db } from '../../db/client';
 import { machines } from '../../db/schema/index';
 import type { Clock } from '../../lib/clock';
@@ -25,6 +26,9 @@ interface Deps {
   log: { warn(o: object, msg: string): void };
 }
 
+/** A machine whose desktop is not made yet. */
+type Unmade = { id: string; name: string; region: string; homeKey: string | null };
+
 /**
  * A new machine's first start made its desktop (on LXD: the instance from the image and its home volume) before
  * starting it: 0.4 s of a first start's 3.4 s on a slow 2-core host (bench:providers), and for a class's first
@@ -40,11 +44,11 @@ export function createPreparer(deps: Deps): Preparer {
   let round: Promise<void> | null = null;
   let closed = false;
 
-  async function next(): Promise<{ id: string; name: string; homeKey: string | null }[]> {
+  async function next(): Promise<Unmade[]> {
     const now = clock.now().getTime();
     for (const [id, at] of failedAt) if (at + PREPARE_RETRY_MS <= now) failedAt.delete(id);
     const rows = await db
-      .select({ id: machines.id, name: machines.name, homeKey: machines.homeKey })
+      .select({ id: machines.id, name: machines.name, region: machines.region, homeKey: machines.homeKey })
       .from(machines)
       .where(and(isNull(machines.preparedAt), eq(machines.desired, 'stopped'), eq(machines.observed, 'offline'), isNull(machines.resetRequested)))
       .orderBy(asc(machines.createdAt))
@@ -52,9 +56,9 @@ export function createPreparer(deps: Deps): Preparer {
     return rows.filter((r) => !failedAt.has(r.id)).slice(0, PER_ROUND);
   }
 
-  async function prepareOne(make: NonNullable<typeof prepare>, m: { id: string; name: string; homeKey: string | null }): Promise<void> {
+  async function prepareOne(make: NonNullable<typeof prepare>, m: Unmade): Promise<void> {
     try {
-      await make({ machineId: m.id, name: m.name, homeKey: m.homeKey ?? undefined });
+      await make({ machineId: m.id, name: m.name, homeKey: m.homeKey ?? undefined, timeZone: courseTimeZone(m.region) });
       failedAt.delete(m.id);
       await db.update(machines).set({ preparedAt: clock.now() }).where(and(eq(machines.id, m.id), isNull(machines.preparedAt)));
     } catch (err) {

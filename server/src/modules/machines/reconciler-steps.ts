@@ -1,4 +1,5 @@
 import { and, eq, ne, sql } from 'drizzle-orm';
+import { courseTimeZone } from '@hyperdesk/contract';
 import type { Db } from '../../db/client';
 import { machines } from '../../db/schema/index';
 import type { ResetKind } from '../../db/schema/machines';
@@ -23,6 +24,8 @@ export type Row = {
   processingSince: Date | null;
   onlineSince: Date | null;
   lastSeenAt: Date | null;
+  /** The machine's country (its desktop's clock shows that country's time). */
+  region: string;
   homeKey: string | null;
   runningHomeKey: string | null;
   resetRequested: ResetKind | null;
@@ -205,7 +208,7 @@ async function restartLostDesktop(d: StepDeps, r: Row, desktop: ObservedDesktop,
 /** Asks the provider for a desktop that is not there yet; false when the start failed for good. */
 async function startDesktop(d: StepDeps, r: Row): Promise<boolean> {
   try {
-    await d.provider.start({ machineId: r.id, name: r.name, homeKey: wantedHome(r) });
+    await d.provider.start({ machineId: r.id, name: r.name, homeKey: wantedHome(r), timeZone: courseTimeZone(r.region) });
     return true;
   } catch (err) {
     d.log.error({ err, machineId: r.id }, 'provider refused to start a machine');

@@ -146,6 +146,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
         processingSince: machines.processingSince,
         onlineSince: machines.onlineSince,
         lastSeenAt: machines.lastSeenAt,
+        region: machines.region,
         homeKey: machines.homeKey,
         runningHomeKey: machines.runningHomeKey,
         resetRequested: machines.resetRequested,

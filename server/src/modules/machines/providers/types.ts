@@ -55,13 +55,15 @@ export interface MachineProvider {
      * machineId.
      */
     homeKey?: string;
+    /** The IANA zone the desktop's clock and programs show (the machine's country's); UTC when absent or unknown. */
+    timeZone?: string;
   }): Promise<void>;
   /**
    * Makes a new machine's desktop ahead of its first start without starting it (the instance from the image and the
    * home `homeKey`, default machineId), so that its first start does not wait for them to be made. Idempotent: a
    * desktop that exists is left as it is. Absent: the first start makes it.
    */
-  prepare?(m: { machineId: string; name: string; homeKey?: string }): Promise<void>;
+  prepare?(m: { machineId: string; name: string; homeKey?: string; timeZone?: string }): Promise<void>;
   /** Observed state now. */
   describe(machineId: string): Promise<ObservedDesktop>;
   /**

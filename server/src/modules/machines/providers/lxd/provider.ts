@@ -57,6 +57,40 @@ interface InstanceInfo {
   devices: Devices;
 }
 
+/** What a machine's desktop is given: its name (the window title, the panel), whose home it has, and its clock's zone. */
+interface Wanted {
+  machineName: string;
+  homeKey: string;
+  timeZone: string;
+}
+
+/** A zone the desktop's C library reads from its tzdata (an IANA name Node knows too), else UTC. */
+export function desktopTimeZone(zone: string | undefined): string {
+  if (!zone || !/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(zone)) return 'UTC';
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: zone });
+    return zone;
+  } catch {
+    return 'UTC';
+  }
+}
+
+const wantedOf = (m: { machineId: string; name: string; homeKey?: string; timeZone?: string }): Wanted => ({
+  machineName: m.name,
+  homeKey: m.homeKey ?? m.machineId,
+  timeZone: desktopTimeZone(m.timeZone),
+});
+
+/**
+ * The instance's own keys: the name and home (read by its init through the guest API and by this server), and TZ in
+ * its init's environment (LXD's `environment.*`), which hands it to the desktop session: its clock and programs.
+ */
+const configOf = (w: Wanted): Record<string, string> => ({
+  'user.hyperdesk.name': w.machineName,
+  'user.hyperdesk.home': w.homeKey,
+  'environment.TZ': w.timeZone,
+});
+
 /** How long a start waits for an instance's running operation (a create from the image: seconds on a busy host). */
 const BUSY_WAIT_MS = 120_000;
 
@@ -134,32 +168,32 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
   /** Running, Stopped, Error: the instance's own record says it (its /state also gathers usage figures: twice LXD's work). */
   const status = (name: string): Promise<{ status: string } | null> => instance(name);
 
-  async function create(name: string, machineName: string, homeKey: string, volume: string, target = ''): Promise<void> {
+  async function create(name: string, want: Wanted, volume: string, target = ''): Promise<void> {
     const root = await storage.rootFor(target);
     await lxd.send('POST', `/1.0/instances${at(target)}`, {
       name,
       type: 'container',
       profiles: await profiles.forNewDesktop(),
       source: { type: 'image', alias: root.image },
-      config: { 'user.hyperdesk.name': machineName, 'user.hyperdesk.home': homeKey },
+      config: configOf(want),
       devices: { home: storage.homeDevice(volume), ...root.devices },
     });
   }
 
-  /** A stopped instance takes the name and home it should have now (a seat that moved to another student). */
-  async function update(name: string, inst: InstanceInfo, machineName: string, homeKey: string, volume: string): Promise<void> {
+  /** A stopped instance takes the name, home and clock it should have now (a seat that moved to another student). */
+  async function update(name: string, inst: InstanceInfo, want: Wanted, volume: string): Promise<void> {
     const config = { ...inst.config };
     delete config['user.hyperdesk.stop_reason'];
     // A /usr from a host path (how desktops on Incus shared it before the volume) is no longer allowed: the desktop
     // goes back to its own, which is the same image's.
     const hostUsr = !!inst.devices.usr && !inst.devices.usr.pool;
-    const same = inst.config['user.hyperdesk.name'] === machineName && inst.config['user.hyperdesk.home'] === homeKey && inst.devices.home?.source === volume && !inst.config['user.hyperdesk.stop_reason'] && !hostUsr;
+    const same = Object.entries(configOf(want)).every(([k, v]) => inst.config[k] === v) && inst.devices.home?.source === volume && !inst.config['user.hyperdesk.stop_reason'] && !hostUsr;
     if (same) return;
     const keep = Object.fromEntries(Object.entries(config).filter(([k]) => !k.startsWith('volatile.') && !k.startsWith('image.')));
     const devices: Devices = { ...inst.devices, home: storage.homeDevice(volume) };
     if (hostUsr) delete devices.usr;
     await lxd.send('PATCH', `/1.0/instances/${name}`, {
-      config: { ...keep, 'user.hyperdesk.name': machineName, 'user.hyperdesk.home': homeKey, 'user.hyperdesk.stop_reason': '' },
+      config: { ...keep, ...configOf(want), 'user.hyperdesk.stop_reason': '' },
       devices,
     });
   }
@@ -230,11 +264,11 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
   }
 
   /** One host: the instance `hd-<id>`, its home volume beside it. */
-  async function startOnHost(machineId: string, machineName: string, key: string): Promise<void> {
+  async function startOnHost(machineId: string, want: Wanted): Promise<void> {
     const name = instanceOf(machineId);
     const inst = await instance(name);
     if (inst?.status === 'Running') return; // running or coming up: adopt it
-    await makeOnHost(name, inst, machineName, key);
+    await makeOnHost(name, inst, want);
     await setState(name, 'start');
   }
 
@@ -243,10 +277,10 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
    * the name and home it should have now. Made, or being made, by another server meanwhile (a leader that took over)
    * counts as made: LXD refuses the second create, and a start then waits for the first (whenNotBusy).
    */
-  async function makeOnHost(name: string, inst: InstanceInfo | null, machineName: string, key: string): Promise<void> {
-    const volume = await homeFor(inst, key);
-    if (inst) return update(name, inst, machineName, key, volume);
-    await create(name, machineName, key, volume).catch((err: unknown) => {
+  async function makeOnHost(name: string, inst: InstanceInfo | null, want: Wanted): Promise<void> {
+    const volume = await homeFor(inst, want.homeKey);
+    if (inst) return update(name, inst, want, volume);
+    await create(name, want, volume).catch((err: unknown) => {
       if (!alreadyExists(err) && !busy(err)) throw err;
     });
   }
@@ -256,7 +290,8 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
    * after a reset, or replacing one whose member was lost) goes where its home is on a local pool, else where
    * capacity is free; a home only on a lost member is begun afresh on the new member (docs/providers.md).
    */
-  async function startInCluster(machineId: string, machineName: string, key: string): Promise<void> {
+  async function startInCluster(machineId: string, want: Wanted): Promise<void> {
+    const key = want.homeKey;
     const [insts, members, shared] = await Promise.all([cluster.instances(), cluster.members(), poolIsShared()]);
     const online = new Set(members.filter((m) => m.online).map((m) => m.name));
     const cur = currentOf(machineId, insts.map((i) => i.name));
@@ -270,7 +305,7 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
         const info = await instance(cur.name);
         if (info) {
           const volume = await homeFor(info, key, shared ? '' : inst.location);
-          await update(cur.name, info, machineName, key, volume);
+          await update(cur.name, info, want, volume);
           await setState(cur.name, 'start');
           return;
         }
@@ -282,13 +317,13 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
       gen = cur.gen + 1; // its member is lost: a new generation elsewhere
     }
     const name = instanceName(machineId, gen);
-    const want = { cpus: opts.limits.cpus, memoryBytes: opts.limits.memoryMb * 1_000_000, gpu: await profiles.wantsGpu(), pin: homes[0] };
-    const { placement, done } = await cluster.reserve(want);
+    const room = { cpus: opts.limits.cpus, memoryBytes: opts.limits.memoryMb * 1_000_000, gpu: await profiles.wantsGpu(), pin: homes[0] };
+    const { placement, done } = await cluster.reserve(room);
     try {
       if ('error' in placement) throw new Error(placement.error);
       opts.log?.info({ machineId, instance: name, member: placement.member }, 'placing a desktop');
       const volume = await ensureVolume(key, shared ? '' : placement.member);
-      await create(name, machineName, key, volume, placement.member);
+      await create(name, want, volume, placement.member);
     } finally {
       done();
     }
@@ -322,28 +357,28 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
       }
     },
 
-    start: ({ machineId, name, homeKey }) =>
-      serialized(machineId, async () => {
-        const key = homeKey ?? machineId;
+    start: (m) =>
+      serialized(m.machineId, async () => {
+        const { machineId } = m;
         await profiles.ensure();
         seenUp.delete(machineId);
         silentFrom.delete(machineId);
         const clustered = await cluster.isClustered();
-        await whenNotBusy(machineId, () => (clustered ? startInCluster : startOnHost)(machineId, name, key));
+        await whenNotBusy(machineId, () => (clustered ? startInCluster : startOnHost)(machineId, wantedOf(m)));
         // Its link, at once: it tells when VNC first answers, so the looks until then cost no exec.
         const started = await current(machineId);
         awaitingUp.add(started);
         links.ensure(started);
       }),
 
-    prepare: ({ machineId, name, homeKey }) =>
-      serialized(machineId, async () => {
+    prepare: (m) =>
+      serialized(m.machineId, async () => {
         // In a cluster a new desktop goes where capacity is free when it starts (startInCluster): not placed ahead.
         if (await cluster.isClustered()) return;
-        const instanceName = instanceOf(machineId);
+        const instanceName = instanceOf(m.machineId);
         if (await instance(instanceName)) return;
         await profiles.ensure();
-        await makeOnHost(instanceName, null, name, homeKey ?? machineId);
+        await makeOnHost(instanceName, null, wantedOf(m));
       }),
 
     async endpoints(machineId) {
