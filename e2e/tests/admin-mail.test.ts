@@ -13,7 +13,6 @@ import { loginWithPopup, seedUser, seriousViolations } from './auth-helpers';
  * the OS user), filters them and exports the filtered entries as CSV.
  */
 
-
 /** A loopback SMTP relay that refuses the addresses in `refuse` with 550 and keeps what it accepts. */
 async function startRelay() {
   const refuse = new Set<string>();

@@ -16,7 +16,6 @@ import { api, canvasColours, preferTransport } from './connect-helpers';
  * nothing; Stop All ends it.
  */
 
-
 /** Students prove their addresses with mailed links (a real SMTP server on loopback). */
 let inbox: Inbox;
 beforeAll(async () => {

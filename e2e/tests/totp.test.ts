@@ -11,7 +11,6 @@ import { apiOf, confirmSetup, enrolInConsole, freshCode } from './operator-helpe
  * `create-admin` changes the generated password and enrols before the console shows any data.
  */
 
-
 const t = useServerAndBrowser();
 
 async function newPage(): Promise<Page> {

@@ -19,7 +19,6 @@ import { raiseTerminal } from '../desktops';
  * that it ended); input refused before take-over; nobody else sees the wall.
  */
 
-
 let inbox: Inbox;
 beforeAll(async () => {
   inbox = await startInbox();
