@@ -274,7 +274,7 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
 
   /**
    * One host: the desktop made from the image with its home (a new machine, or after a reset), or a stopped one given
-   * the name and home it should have now. Made, or being made, by another server meanwhile (a leader that took over)
+   * the name, home and clock zone it should have now. Made, or being made, by another server meanwhile (a leader that took over)
    * counts as made: LXD refuses the second create, and a start then waits for the first (whenNotBusy).
    */
   async function makeOnHost(name: string, inst: InstanceInfo | null, want: Wanted): Promise<void> {
