@@ -25,6 +25,14 @@ export function buildServerOnce(): Promise<unknown> {
   return built;
 }
 
+/**
+ * The operator CLI as `npm run admin` runs it, the compiled bundle under plain node (after buildServerOnce): what an
+ * operator runs, and a third of the CPU the TypeScript sources under tsx take to start (0.37 against 1.1 CPU-s).
+ */
+export const ADMIN_COMMAND = [process.execPath, '--enable-source-maps', path.join(ROOT, 'server/dist/admin.js')] as const;
+/** The server's compiled bundle as run-server.sh starts it, for a test that runs it itself (after buildServerOnce). */
+export const SERVER_BUNDLE = [process.execPath, '--enable-source-maps', path.join(ROOT, 'server/dist/main.js')] as const;
+
 export const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
@@ -173,7 +181,9 @@ export async function startServer(
  * that server, found through DATA_DIR): resolves with what it printed.
  */
 export async function operatorCli(server: RunningServer, ...args: string[]): Promise<string> {
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'server/src/cli/admin.ts', ...args], { cwd: ROOT, env: server.env });
+  await buildServerOnce();
+  const [node, ...cli] = ADMIN_COMMAND;
+  const { stdout } = await promisify(execFile)(node, [...cli, ...args], { cwd: ROOT, env: server.env });
   return stdout;
 }
 

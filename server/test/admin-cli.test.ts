@@ -17,14 +17,13 @@ import { prepareLxd, removeProject } from './lxd-fixtures';
 import { lxdProjectFor } from '../src/config';
 import { sessionCookie, withCookie } from './identity-helpers';
 import { firstAdminSignIn } from './admin-helpers';
+import { ADMIN_COMMAND, buildServerOnce, SERVER_BUNDLE } from '../../e2e/harness';
 
 /**
  * The operator CLI beside a real server process on the embedded database (PGlite in DATA_DIR), started like
  * `npm start` does, on a port other than the default: the CLI finds it through DATA_DIR's lock file only.
  */
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const CLI = path.join(ROOT, 'server/src/cli/admin.ts');
-const MAIN = path.join(ROOT, 'server/src/main.ts');
 
 /** The LXD settings host-setup.sh left for the deployment (LXD_URL, LXD_PROJECT). */
 let lxdEnv: Record<string, string> = {};
@@ -35,11 +34,13 @@ function baseEnv(dataDir: string): Record<string, string> {
   return env;
 }
 
-function admin(dataDir: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function admin(dataDir: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   // PORT=1: if the CLI guessed the server by port, it would miss it.
   const env = { ...baseEnv(dataDir), PORT: '1' };
+  await buildServerOnce();
+  const [node, ...cli] = ADMIN_COMMAND;
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', CLI, '--', ...args], { cwd: ROOT, env }, (err, stdout, stderr) =>
+    execFile(node, [...cli, '--', ...args], { cwd: ROOT, env }, (err, stdout, stderr) =>
       resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -64,11 +65,13 @@ interface Spawned {
   stop(): Promise<number | null>;
 }
 
-/** server/src/main.ts as `npm start` runs it (without the web build), on a free non-default port. */
+/** The server's compiled bundle as `npm start` runs it (without the web build), on a free non-default port. */
 async function spawnServer(dataDir: string): Promise<Spawned> {
   const port = await freePort();
   const env = { ...baseEnv(dataDir), PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: `http://127.0.0.1:${port}` };
-  const proc = spawn(process.execPath, ['--import', 'tsx', MAIN], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  await buildServerOnce();
+  const [node, ...main] = SERVER_BUNDLE;
+  const proc = spawn(node, main, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stdout!.on('data', (d) => (out += d));
   proc.stderr!.on('data', (d) => (out += d));
@@ -127,7 +130,7 @@ describe('admin CLI beside a running server on PGlite', () => {
     await createLedger(database.db).credit(database.db, { machineId, minutes: 120, expiresAt: new Date(Date.now() + 20 * 86_400_000), key: 'seed:1' });
     await database.close();
     lxdEnv = await prepareLxd(dataDir); // the server's machine provider (lxd) needs the deployment's project and certificate
-    // host-setup.sh gave DATA_DIR to `hyperdesk`; this file's server runs as root (tsx, not run-server.sh), so the
+    // host-setup.sh gave DATA_DIR to `hyperdesk`; this file's server runs as root (not through run-server.sh), so the
     // data dir stays root's too, or the CLI would become `hyperdesk` and find the server's files unreadable.
     if (process.getuid?.() === 0) execFileSync('chown', ['-R', '0:0', dataDir]);
   }, 3_600_000); // a fresh machine builds the desktop image first (host-setup.sh)

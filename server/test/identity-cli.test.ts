@@ -10,18 +10,20 @@ import { runAdmin, CliError } from '../src/cli/admin';
 import { manualClock } from '../src/lib/clock';
 import { totpCode } from '../src/modules/identity/totp';
 import { freshDatabase, startTestServer, type TestServer } from './harness';
+import { ADMIN_COMMAND, buildServerOnce } from '../../e2e/harness';
 import { createUser, signUp, uniqueEmail, withCookie } from './identity-helpers';
 import { enrolTotp, loginWithCode } from './admin-helpers';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const CLI = path.join(ROOT, 'server/src/cli/admin.ts');
 
-/** Runs `npm run admin -- …`'s program as a child process against the database named by env. */
-function admin(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+/** Runs `npm run admin -- …`'s program (its compiled bundle) as a child process against the database named by env. */
+async function admin(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   const base = { ...process.env };
   delete base.DATABASE_URL;
+  await buildServerOnce();
+  const [node, ...cli] = ADMIN_COMMAND;
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', CLI, '--', ...args], { cwd: ROOT, env: { ...base, PORT: '1', ...env } }, (err, stdout, stderr) =>
+    execFile(node, [...cli, '--', ...args], { cwd: ROOT, env: { ...base, PORT: '1', ...env } }, (err, stdout, stderr) =>
       resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
     );
   });
