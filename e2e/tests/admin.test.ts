@@ -94,6 +94,10 @@ it('an operator runs every console section and adjusts hours that show in the ba
   const machineRow = page.getByRole('table', { name: 'Machines' }).getByRole('row', { name: new RegExp(account.email) });
   await machineRow.waitFor({ timeout: 15_000 });
   expect(await machineRow.innerText()).toContain('10 h');
+  // Offline and meant to stay so: Start is on; Stop and Force stop have nothing to stop.
+  expect(await machineRow.getByRole('button', { name: 'Start' }).isDisabled()).toBe(false);
+  expect(await machineRow.getByRole('button', { name: 'Stop', exact: true }).isDisabled()).toBe(true);
+  expect(await machineRow.getByRole('button', { name: 'Force stop' }).isDisabled()).toBe(true);
   // Its Hosts: this host with its CPUs, memory and the desktops' storage pool, as LXD reports them.
   const host = page.getByRole('table', { name: 'Hosts' }).getByRole('row').nth(1);
   await host.waitFor({ timeout: 15_000 });

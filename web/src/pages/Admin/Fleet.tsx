@@ -91,7 +91,8 @@ export default function Fleet() {
                 <button type="button" className={styles.small} disabled={action.pending || m.desired === 'stopped'} onClick={() => act(m, 'stop')}>
                   Stop
                 </button>
-                <button type="button" className={`${styles.small} ${styles.danger}`} disabled={action.pending} onClick={() => act(m, 'force-stop')}>
+                {/* Off for a machine that is offline and meant to stay so: there is nothing to stop. */}
+                <button type="button" className={`${styles.small} ${styles.danger}`} disabled={action.pending || (m.desired === 'stopped' && m.observed === 'offline')} onClick={() => act(m, 'force-stop')}>
                   Force stop
                 </button>
               </div>
