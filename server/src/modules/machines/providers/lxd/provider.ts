@@ -274,8 +274,8 @@ export function createLxdProvider(opts: LxdProviderOptions): MachineProvider {
 
   /**
    * One host: the desktop made from the image with its home (a new machine, or after a reset), or a stopped one given
-   * the name, home and clock zone it should have now. Made, or being made, by another server meanwhile (a leader that took over)
-   * counts as made: LXD refuses the second create, and a start then waits for the first (whenNotBusy).
+   * the name, home and clock zone it should have now. Made, or being made, by another server meanwhile (a leader that
+   * took over) counts as made: LXD refuses the second create, and a start then waits for the first (whenNotBusy).
    */
   async function makeOnHost(name: string, inst: InstanceInfo | null, want: Wanted): Promise<void> {
     const volume = await homeFor(inst, want.homeKey);
