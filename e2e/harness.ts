@@ -26,12 +26,14 @@ export function buildServerOnce(): Promise<unknown> {
 }
 
 /**
- * The operator CLI as `npm run admin` runs it, the compiled bundle under plain node (after buildServerOnce): what an
- * operator runs, and a third of the CPU the TypeScript sources under tsx take to start (0.37 against 1.1 CPU-s).
+ * The command line of a compiled bundle under plain node, built first if this process has not: `admin` as `npm run
+ * admin -- ARGS` runs it (what an operator runs, and a third of the CPU the TypeScript sources under tsx take to start:
+ * 0.37 against 1.1 CPU-s), `main` as run-server.sh starts the server, for a test that runs it itself.
  */
-export const ADMIN_COMMAND = [process.execPath, '--enable-source-maps', path.join(ROOT, 'server/dist/admin.js')] as const;
-/** The server's compiled bundle as run-server.sh starts it, for a test that runs it itself (after buildServerOnce). */
-export const SERVER_BUNDLE = [process.execPath, '--enable-source-maps', path.join(ROOT, 'server/dist/main.js')] as const;
+export async function bundleCommand(bundle: 'admin' | 'main', args: string[] = []): Promise<[string, string[]]> {
+  await buildServerOnce();
+  return [process.execPath, ['--enable-source-maps', path.join(ROOT, `server/dist/${bundle}.js`), ...args]];
+}
 
 export const CHROMIUM_ARGS = [
   '--headless',
@@ -181,9 +183,8 @@ export async function startServer(
  * that server, found through DATA_DIR): resolves with what it printed.
  */
 export async function operatorCli(server: RunningServer, ...args: string[]): Promise<string> {
-  await buildServerOnce();
-  const [node, ...cli] = ADMIN_COMMAND;
-  const { stdout } = await promisify(execFile)(node, [...cli, ...args], { cwd: ROOT, env: server.env });
+  const [node, argv] = await bundleCommand('admin', args);
+  const { stdout } = await promisify(execFile)(node, argv, { cwd: ROOT, env: server.env });
   return stdout;
 }
 

@@ -17,7 +17,7 @@ import { prepareLxd, removeProject } from './lxd-fixtures';
 import { lxdProjectFor } from '../src/config';
 import { sessionCookie, withCookie } from './identity-helpers';
 import { firstAdminSignIn } from './admin-helpers';
-import { ADMIN_COMMAND, buildServerOnce, SERVER_BUNDLE } from '../../e2e/harness';
+import { bundleCommand } from '../../e2e/harness';
 
 /**
  * The operator CLI beside a real server process on the embedded database (PGlite in DATA_DIR), started like
@@ -37,10 +37,9 @@ function baseEnv(dataDir: string): Record<string, string> {
 async function admin(dataDir: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   // PORT=1: if the CLI guessed the server by port, it would miss it.
   const env = { ...baseEnv(dataDir), PORT: '1' };
-  await buildServerOnce();
-  const [node, ...cli] = ADMIN_COMMAND;
+  const [node, argv] = await bundleCommand('admin', ['--', ...args]);
   return new Promise((resolve) => {
-    execFile(node, [...cli, '--', ...args], { cwd: ROOT, env }, (err, stdout, stderr) =>
+    execFile(node, argv, { cwd: ROOT, env }, (err, stdout, stderr) =>
       resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -69,9 +68,8 @@ interface Spawned {
 async function spawnServer(dataDir: string): Promise<Spawned> {
   const port = await freePort();
   const env = { ...baseEnv(dataDir), PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: `http://127.0.0.1:${port}` };
-  await buildServerOnce();
-  const [node, ...main] = SERVER_BUNDLE;
-  const proc = spawn(node, main, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const [node, argv] = await bundleCommand('main');
+  const proc = spawn(node, argv, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stdout!.on('data', (d) => (out += d));
   proc.stderr!.on('data', (d) => (out += d));

@@ -10,7 +10,7 @@ import { runAdmin, CliError } from '../src/cli/admin';
 import { manualClock } from '../src/lib/clock';
 import { totpCode } from '../src/modules/identity/totp';
 import { freshDatabase, startTestServer, type TestServer } from './harness';
-import { ADMIN_COMMAND, buildServerOnce } from '../../e2e/harness';
+import { bundleCommand } from '../../e2e/harness';
 import { createUser, signUp, uniqueEmail, withCookie } from './identity-helpers';
 import { enrolTotp, loginWithCode } from './admin-helpers';
 
@@ -20,10 +20,9 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 async function admin(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   const base = { ...process.env };
   delete base.DATABASE_URL;
-  await buildServerOnce();
-  const [node, ...cli] = ADMIN_COMMAND;
+  const [node, argv] = await bundleCommand('admin', ['--', ...args]);
   return new Promise((resolve) => {
-    execFile(node, [...cli, '--', ...args], { cwd: ROOT, env: { ...base, PORT: '1', ...env } }, (err, stdout, stderr) =>
+    execFile(node, argv, { cwd: ROOT, env: { ...base, PORT: '1', ...env } }, (err, stdout, stderr) =>
       resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
     );
   });
