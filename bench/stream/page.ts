@@ -116,13 +116,16 @@ const VIDEO_PC = String.raw`window.__hd.pcs.filter((p) => p.connectionState !== 
 
 /**
  * Expression: the NACKs the tab has sent for the video so far (each asks for a packet again: one lost on the way, or
- * late), or null without a WebRTC video (VNC, a streamer of another kind).
+ * late) and the retransmissions (RTX) it received (the NACKs' answers and the packets the agent sent twice after
+ * input), or null without a WebRTC video (VNC, a streamer of another kind).
  */
 export const NACKS_SENT = String.raw`(async () => {
   const pc = ${VIDEO_PC};
   if (!pc) return null;
   let n = null;
-  (await pc.getStats()).forEach((s) => { if (s.type === 'inbound-rtp' && s.kind === 'video') n = s.nackCount || 0; });
+  (await pc.getStats()).forEach((s) => {
+    if (s.type === 'inbound-rtp' && s.kind === 'video') n = { nacks: s.nackCount || 0, rtx: s.retransmittedPacketsReceived || 0 };
+  });
   return n;
 })()`;
 
@@ -149,6 +152,7 @@ export const SNAPSHOT = String.raw`(async () => {
       framesDecoded: v.framesDecoded || 0, bytes: (v.bytesReceived || 0) + (v.headerBytesReceived || 0),
       freezeCount: v.freezeCount || 0, freezeS: v.totalFreezesDuration || 0, packetsLost: v.packetsLost || 0,
       packetsReceived: v.packetsReceived || 0, keyFrames: v.keyFramesDecoded || 0, pli: v.pliCount || 0, nack: v.nackCount || 0,
+      rtx: v.retransmittedPacketsReceived || 0,
       jitterBufferS: v.jitterBufferDelay || 0, jitterBufferFrames: v.jitterBufferEmittedCount || 0, decodeS: v.totalDecodeTime || 0,
       width: v.frameWidth || 0, height: v.frameHeight || 0, decoder: v.decoderImplementation || '',
       codec: (byId.get(v.codecId) || {}).mimeType || '',

@@ -10,7 +10,7 @@ const run = (toReceive: number[]): Presses => ({
   handlerToFrame: toReceive.map((t) => t + 30),
   checking: toReceive.map(() => 2),
   pairs: toReceive.map((t) => ({ photon: t + 3, received: t })),
-  each: toReceive.map((t) => ({ fromPress: t + 40, latency: t + 3, pressToHandler: 5, handlerToFrame: t + 30, toReceive: t, nacks: 0, at: 1000 * t, agentSlowest: NaN })),
+  each: toReceive.map((t) => ({ fromPress: t + 40, latency: t + 3, pressToHandler: 5, handlerToFrame: t + 30, toReceive: t, nacks: 0, rtx: 0, at: 1000 * t, agentSlowest: NaN })),
   misses: 0,
   stale: 0,
 });

@@ -33,6 +33,9 @@ export interface Presses {
   stale: number;
 }
 
+/** The tab's NACKs sent and retransmissions received so far (NACKS_SENT). */
+type Repairs = { nacks: number; rtx: number };
+
 /** One press's times: the two key → photon readings and what they are made of (see Presses). */
 export interface PressParts {
   fromPress: number;
@@ -42,6 +45,8 @@ export interface PressParts {
   toReceive: number;
   /** NACKs the tab sent from just before the press until its frame was shown (NaN: not WebRTC). */
   nacks: number;
+  /** Retransmitted packets the tab received meanwhile (NaN: not WebRTC). */
+  rtx: number;
   /** The tab's clock just before the driver pressed (performance.now() ms). */
   at: number;
   /**
@@ -64,7 +69,7 @@ export async function keyToPhoton(tab: Page, samples: number): Promise<Presses> 
       out.stale++;
       continue;
     }
-    const nacksBefore = (await tab.evaluate(NACKS_SENT)) as number | null;
+    const nacksBefore = (await tab.evaluate(NACKS_SENT)) as Repairs | null;
     const seen = tab.evaluate(awaitColour(want, PATCH.x, PATCH.y, want)) as Promise<{ shown: number; at: number; key: number; handled: number; received: number; checkMs?: number }>;
     await sleep(50);
     // The driver's own clock of the press and the page's of the frame, both performance.now() in the tab: an upper
@@ -73,7 +78,7 @@ export async function keyToPhoton(tab: Page, samples: number): Promise<Presses> 
     const issued = (await tab.evaluate('performance.now()')) as number;
     await tab.keyboard.press(want);
     const r = await seen;
-    const nacksAfter = nacksBefore === null ? null : ((await tab.evaluate(NACKS_SENT)) as number | null);
+    const nacksAfter = nacksBefore === null ? null : ((await tab.evaluate(NACKS_SENT)) as Repairs | null);
     if (r.shown >= 0 && r.key >= 0) out.latencies.push(r.shown - r.key);
     else out.misses++;
     if (r.shown >= 0) out.fromPress.push(r.at - issued);
@@ -91,7 +96,8 @@ export async function keyToPhoton(tab: Page, samples: number): Promise<Presses> 
         pressToHandler: known(r.handled >= 0, r.handled - issued),
         handlerToFrame: known(r.handled >= 0, r.at - r.handled),
         toReceive: known(r.received > 0 && r.key >= 0, r.received - r.key),
-        nacks: nacksBefore === null || nacksAfter === null ? NaN : nacksAfter - nacksBefore,
+        nacks: nacksBefore === null || nacksAfter === null ? NaN : nacksAfter.nacks - nacksBefore.nacks,
+        rtx: nacksBefore === null || nacksAfter === null ? NaN : nacksAfter.rtx - nacksBefore.rtx,
         at: issued,
         agentSlowest: NaN,
       });
