@@ -94,7 +94,7 @@ type Snap = {
     keyFrames: number;
     pli: number;
     nack: number;
-    /** RTX packets received: the NACKs' answers and the packets the agent sent twice after input (repairahead.py). */
+    /** RTX packets received (the NACKs' answers). */
     rtx: number;
     width: number;
     height: number;

@@ -116,10 +116,9 @@ const VIDEO_PC = String.raw`window.__hd.pcs.filter((p) => p.connectionState !== 
 
 /**
  * Expression: the NACKs the tab has sent for the video so far (each asks for a packet again: one lost on the way, or
- * late) and the retransmissions (RTX) it received (the NACKs' answers and the packets the agent sent twice after
- * input), or null without a WebRTC video (VNC, a streamer of another kind).
+ * late) and the retransmissions (RTX) it received, or null without a WebRTC video (VNC, a streamer of another kind).
  */
-export const NACKS_SENT = String.raw`(async () => {
+export const LOSS_REPAIRS = String.raw`(async () => {
   const pc = ${VIDEO_PC};
   if (!pc) return null;
   let n = null;

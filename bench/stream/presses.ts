@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 import { percentile } from '../stats';
 import { PATCH, sleep } from './desktop';
-import { awaitColour, NACKS_SENT, showsColour } from './page';
+import { awaitColour, LOSS_REPAIRS, showsColour } from './page';
 
 /** Key → photon over a run's presses, in ms (see awaitColour for what each time is). */
 export interface Presses {
@@ -33,7 +33,7 @@ export interface Presses {
   stale: number;
 }
 
-/** The tab's NACKs sent and retransmissions received so far (NACKS_SENT). */
+/** The tab's NACKs sent and retransmissions received so far (LOSS_REPAIRS). */
 type Repairs = { nacks: number; rtx: number };
 
 /** One press's times: the two key → photon readings and what they are made of (see Presses). */
@@ -69,7 +69,7 @@ export async function keyToPhoton(tab: Page, samples: number): Promise<Presses> 
       out.stale++;
       continue;
     }
-    const nacksBefore = (await tab.evaluate(NACKS_SENT)) as Repairs | null;
+    const repairsBefore = (await tab.evaluate(LOSS_REPAIRS)) as Repairs | null;
     const seen = tab.evaluate(awaitColour(want, PATCH.x, PATCH.y, want)) as Promise<{ shown: number; at: number; key: number; handled: number; received: number; checkMs?: number }>;
     await sleep(50);
     // The driver's own clock of the press and the page's of the frame, both performance.now() in the tab: an upper
@@ -78,7 +78,7 @@ export async function keyToPhoton(tab: Page, samples: number): Promise<Presses> 
     const issued = (await tab.evaluate('performance.now()')) as number;
     await tab.keyboard.press(want);
     const r = await seen;
-    const nacksAfter = nacksBefore === null ? null : ((await tab.evaluate(NACKS_SENT)) as Repairs | null);
+    const repairsAfter = repairsBefore === null ? null : ((await tab.evaluate(LOSS_REPAIRS)) as Repairs | null);
     if (r.shown >= 0 && r.key >= 0) out.latencies.push(r.shown - r.key);
     else out.misses++;
     if (r.shown >= 0) out.fromPress.push(r.at - issued);
@@ -96,8 +96,8 @@ export async function keyToPhoton(tab: Page, samples: number): Promise<Presses> 
         pressToHandler: known(r.handled >= 0, r.handled - issued),
         handlerToFrame: known(r.handled >= 0, r.at - r.handled),
         toReceive: known(r.received > 0 && r.key >= 0, r.received - r.key),
-        nacks: nacksBefore === null || nacksAfter === null ? NaN : nacksAfter.nacks - nacksBefore.nacks,
-        rtx: nacksBefore === null || nacksAfter === null ? NaN : nacksAfter.rtx - nacksBefore.rtx,
+        nacks: repairsBefore === null || repairsAfter === null ? NaN : repairsAfter.nacks - repairsBefore.nacks,
+        rtx: repairsBefore === null || repairsAfter === null ? NaN : repairsAfter.rtx - repairsBefore.rtx,
         at: issued,
         agentSlowest: NaN,
       });
