@@ -26,6 +26,8 @@ const p = (xs: number[], q: number) => percentile(xs, q);
 const lat = (rs: Run[]) => rs.flatMap((r) => r.latencies);
 const press = (rs: Run[]) => rs.flatMap((r) => r.fromPress);
 const p50p95 = (xs: number[]) => `${fmtMs(p(xs, 50))} / ${fmtMs(p(xs, 95))}`;
+/** The link the goals are judged on: the spec's minimum. */
+const specLink = () => LINK.kbps === 2000 && LINK.udpLoss === 0.005;
 /** p50 / p95, or nothing where there are no readings. */
 const spread = (xs: number[]) => (xs.length ? p50p95(xs) : '');
 
@@ -94,7 +96,7 @@ function printBudget(w: Run[]) {
 function printGoals(w: Run[], v: Run[]) {
   const [fw, fv] = [mean(w.map((r) => r.fps)), mean(v.map((r) => r.fps))];
   const goal = (ok: boolean, text: string) => console.log(`  ${ok ? 'met   ' : 'MISSED'} ${text}`);
-  console.log(`\nGoals (issue 21${LINK.udpLoss === 0.005 ? '' : `, judged on 0.5% UDP loss: this link lost ${LINK.udpLoss * 100}%`}):`);
+  console.log(`\nGoals (issue 21${specLink() ? '' : `, judged on 2 Mbit/s and 0.5% UDP loss: this link ${LINK.kbps} kbit/s, ${LINK.udpLoss * 100}% lost`}):`);
   goal(fw >= 30, `WebRTC ≥ 30 fps: ${fw.toFixed(1)} (server/agent/framerate.py: 60 where the desktop has a core per 640×1024 pixels, else 30)`);
   goal(mean(w.map((r) => r.kbps)) <= 1800, `WebRTC ≤ 1.8 Mbit/s: ${mean(w.map((r) => r.kbps)).toFixed(0)} kbit/s`);
   goal(mean(w.map((r) => r.freezePct)) <= 1, `WebRTC freeze time ≤ 1%: ${mean(w.map((r) => r.freezePct)).toFixed(1)}%`);

@@ -20,18 +20,21 @@ import guard  # noqa: E402
 import icepace  # noqa: E402
 import playout  # noqa: E402
 from offer import with_rtx_time  # noqa: E402
-from ratecontrol import Aimd, QUALITY_KBPS  # noqa: E402
+from ratecontrol import LossMeter, RateControl, TwccWindows, QUALITY_KBPS  # noqa: E402
 from framerate import fps_for, vbv_ms  # noqa: E402
 from timing import FrameTiming  # noqa: E402
 from xinput import MAX_HELD  # noqa: E402
 from clipboard import Clipboard  # noqa: E402
 from desktopsize import fit  # noqa: E402
 from inorder import InOrder  # noqa: E402
+from viewerstats import read_stats, watch_twcc  # noqa: E402
 
 CPUS = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else (os.cpu_count() or 1)
 # Encoder threads = H.264 slices: Chrome's decoder has trouble with more than four.
 THREADS = max(1, min(4, CPUS))
 PLAYOUT_EXT_ID = 5
+TWCC_EXT_ID = 3
+TWCC_URI = 'http://www.ietf.org/id/draft-holmer-rmcat-transport-wide-cc-extensions-01'
 # The tab's sums of relative moves (inorder.py) stay far inside a float's exact integers.
 SUM_MAX = 2 ** 49
 # The H.264 level the encoder is held to (4.2: up to 1920×1080 at 60 fps): a fixed level lets the offer name the
@@ -79,13 +82,25 @@ def offered_caps(codec, encoder):
     instead of after the first frame is captured and encoded (measured inside a desktop: 40-70 ms → 4-13 ms). They
     must match what the payloader makes, so the H.264 level is fixed (H264_LEVEL); nvh264enc (no GPU here to check
     its level against) keeps offering from its first frame."""
-    fb = 'rtcp-fb-nack-pli=true,rtcp-fb-ccm-fir=true,extmap-%d=(string)"%s"' % (PLAYOUT_EXT_ID, playout.URI)
+    fb = ('rtcp-fb-nack-pli=true,rtcp-fb-ccm-fir=true,extmap-%d=(string)"%s",extmap-%d=(string)"%s"'
+          % (PLAYOUT_EXT_ID, playout.URI, TWCC_EXT_ID, TWCC_URI))
     if codec == 'vp8':
         return 'application/x-rtp,media=video,encoding-name=VP8,payload=96,clock-rate=90000,' + fb
     if encoder == 'nvh264enc':
         return None
     return ('application/x-rtp,media=video,encoding-name=H264,payload=96,clock-rate=90000,packetization-mode=(string)1,'
             'profile-level-id=(string)42c0%02x,level-asymmetry-allowed=(string)1,%s') % (int(float(H264_LEVEL) * 10), fb)
+
+
+def add_twcc(payloader):
+    """Transport-wide sequence numbers on the video's packets (GStreamer's rtphdrexttwcc): the viewer then says when
+    each arrived (TWCC feedback), which the rate control reads as queueing (ratecontrol.py). False where missing."""
+    ext = Gst.ElementFactory.make('rtphdrexttwcc', None)
+    if ext is None:
+        return False
+    ext.set_id(TWCC_EXT_ID)
+    payloader.emit('add-extension', ext)
+    return True
 
 
 class Peer:
@@ -111,7 +126,7 @@ class Peer:
         self.refused_candidates = 0
         self.held_full = False
         quality = start.get('quality', 'auto')
-        self.rate = Aimd(quality if isinstance(quality, str) and quality in QUALITY_KBPS else 'auto')
+        self.rate = RateControl(quality if isinstance(quality, str) and quality in QUALITY_KBPS else 'auto')
         self.fps = fps_for(*(agent.screen.size() if agent.screen else (1920, 1080)), CPUS)
         desc = 'webrtcbin name=webrtc bundle-policy=max-bundle latency=0 ' + video_branch(codec, agent.h264, self.rate.kbps, self.fps)
         if agent.args.pulse_server and agent.audio_ok:
@@ -125,6 +140,7 @@ class Peer:
         self.enc = self.pipe.get_by_name('enc')
         pay = self.pipe.get_by_name('pay')
         self.playout = playout.add_to(pay, PLAYOUT_EXT_ID) if pay else None
+        self.twcc = add_twcc(pay) if pay else False
         self.gate = agent.gate
         if self.gate and self.enc:
             self.gate.attach(self.pipe.get_by_name('cap'), self.enc)  # before the timing's probes: they see only frames let through
@@ -145,6 +161,9 @@ class Peer:
             audio.set_property('codec-preferences', Gst.Caps.from_string(OPUS_CAPS))
         self.keyframe_requests = 0
         self.reports_seen = 0
+        self.loss = LossMeter()
+        self.twcc_windows = TwccWindows()
+        self.twcc_watched = False
         if self.enc:
             # The viewer's PLI/FIR comes up from webrtcbin's RTP session as a force-key-unit event; the encoder
             # answers it with a keyframe, so a lost packet never leaves a frozen picture. Counted for the log.
@@ -183,8 +202,9 @@ class Peer:
         # without XFixes, it is looked at every 0.7 s.
         if not agent.clip_watch:
             GLib.timeout_add(700, self.clipboard.read)
-        agent.log_fn('viewer started, codec %s, %d kbit/s, %d fps, VBV %d ms, %d slices, playout delay %s'
-                     % (codec, self.rate.kbps, self.fps, vbv_ms(self.fps), THREADS, '0/0' if self.playout else 'unavailable'))
+        agent.log_fn('viewer started, codec %s, %d kbit/s, %d fps, VBV %d ms, %d slices, playout delay %s, TWCC %s'
+                     % (codec, self.rate.kbps, self.fps, vbv_ms(self.fps), THREADS, '0/0' if self.playout else 'unavailable',
+                        'offered' if self.twcc else 'unavailable'))
 
     def on_upstream(self, _pad, info):
         ev = info.get_event()
@@ -406,6 +426,8 @@ class Peer:
     def poll_stats(self):
         if self.closed:
             return False
+        if self.twcc and not self.twcc_watched:
+            self.twcc_watched = self.rate.twcc = watch_twcc(self.webrtc, self.twcc_windows)
         promise = Gst.Promise.new_with_change_func(self.on_stats, None)
         self.webrtc.emit('get-stats', None, promise)
         return True
@@ -415,35 +437,23 @@ class Peer:
         reply = promise.get_reply()
         if not reply:
             return
-        found = {}
-
-        def each(_field, value, _u):
-            # Each stat is a structure named by its id (rtp-remote-inbound-stream-stats_<ssrc>); its kind is the
-            # 'type' field. (Matching the name against 'remote-inbound-rtp' never matched: rate control never ran.)
-            if isinstance(value, Gst.Structure) and value.get_value('type') == GstWebRTC.WebRTCStatsType.REMOTE_INBOUND_RTP:
-                ok, lost = value.get_double('fraction-lost')
-                ok2, rtt = value.get_double('round-trip-time')
-                # Video and audio each have a report: the worse one rules.
-                if ok:
-                    found['lost'] = max(lost, found.get('lost', 0.0))
-                if ok2:
-                    found['rtt'] = max(rtt, found.get('rtt', 0.0))
-            return True
-
-        reply.foreach(each, None)
+        found = read_stats(reply)
         if 'lost' not in found:
             return
         if not self.reports_seen:
-            self.agent.log_fn('first receiver report: loss %.3f, rtt %.0f ms' % (found['lost'], found.get('rtt', 0.0) * 1000))
+            self.agent.log_fn('first receiver report: %d lost of %d sent, rtt %.0f ms, TWCC %s'
+                              % (found['lost'], found.get('sent', 0), found.get('rtt', 0.0) * 1000, 'on' if self.twcc_watched else 'off'))
         self.reports_seen += 1
-        if self.rate.update(found['lost'], found.get('rtt', 0.0)):
+        loss = self.loss.add(found.get('sent', 0), found['lost'])
+        twcc = self.twcc_windows.take() if self.twcc_watched else None
+        if self.rate.update(loss, found.get('rtt', 0.0), twcc):
             GLib.idle_add(self.apply_bitrate)
 
     def apply_bitrate(self):
         if self.closed or not self.enc:
             return False
         kbps = self.rate.kbps
-        self.agent.log_fn('video bitrate %d kbit/s (cap %d)' % (kbps, self.rate.cap))
+        self.agent.log_fn('video bitrate %d kbit/s (cap %d): %s' % (kbps, self.rate.cap, self.rate.reason))
         if self.enc.find_property('target-bitrate'):
             self.enc.set_property('target-bitrate', kbps * 1000)
         else:
