@@ -1,5 +1,5 @@
-"""What the rate control reads from webrtcbin's get-stats: running totals of packets sent and of packets the viewer
-reports lost, the round trip, and and the RTP session's TWCC windows.
+"""What the rate control reads from webrtcbin: get-stats' running totals of packets sent and of packets the viewer
+reports lost and its round trip, and the RTP session's TWCC windows.
 
 Each stat is a structure named by its id (rtp-remote-inbound-stream-stats_<ssrc>, …); its kind is the 'type' field.
 """
@@ -8,7 +8,7 @@ import gi
 gi.require_version('GstWebRTC', '1.0')
 from gi.repository import Gst, GstWebRTC  # noqa: E402
 
-TWCC_FIELDS = ('bitrate-sent', 'bitrate-recv', 'packets-sent', 'packets-recv', 'packet-loss-pct', 'avg-delta-of-delta')
+TWCC_FIELDS = ('bitrate-sent', 'bitrate-recv', 'packets-sent', 'avg-delta-of-delta')  # what TwccWindows sums
 
 
 def _number(st, field):
