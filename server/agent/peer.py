@@ -427,7 +427,7 @@ class Peer:
         if self.closed:
             return False
         if self.twcc and not self.twcc_watched:
-            self.twcc_watched = self.rate.twcc = watch_twcc(self.webrtc, self.twcc_windows)
+            self.twcc_watched = watch_twcc(self.webrtc, self.twcc_windows)
         promise = Gst.Promise.new_with_change_func(self.on_stats, None)
         self.webrtc.emit('get-stats', None, promise)
         return True
@@ -441,11 +441,14 @@ class Peer:
         if 'lost' not in found:
             return
         if not self.reports_seen:
-            self.agent.log_fn('first receiver report: %d lost of %d sent, rtt %.0f ms, TWCC %s'
-                              % (found['lost'], found.get('sent', 0), found.get('rtt', 0.0) * 1000, 'on' if self.twcc_watched else 'off'))
+            self.agent.log_fn('first receiver report: %d lost of %d sent, rtt %.0f ms'
+                              % (found['lost'], found.get('sent', 0), found.get('rtt', 0.0) * 1000))
         self.reports_seen += 1
         loss = self.loss.add(found.get('sent', 0), found['lost'])
-        twcc = self.twcc_windows.take() if self.twcc_watched else None
+        twcc = self.twcc_windows.take()
+        if self.twcc_windows.seen and not self.rate.twcc:
+            self.rate.twcc = True
+            self.agent.log_fn('TWCC feedback from the viewer: queueing read from it')
         if self.rate.update(loss, found.get('rtt', 0.0), twcc):
             GLib.idle_add(self.apply_bitrate)
 

@@ -52,6 +52,7 @@ class TwccWindows:
     def __init__(self, min_packets=30):
         self.min_packets = min_packets
         self.lock = threading.Lock()
+        self.seen = False  # any feedback yet: a viewer may refuse the extension
         self.reset()
 
     def reset(self):
@@ -63,6 +64,7 @@ class TwccWindows:
         if n <= 0 or any(k not in window for k in self.sums):
             return
         with self.lock:
+            self.seen = True
             self.packets += n
             for k in self.sums:
                 self.sums[k] += window[k] * n
@@ -93,7 +95,7 @@ class RateControl:
         self.kbps = self.cap
         self.hold = 0
         self.reason = 'start'
-        self.twcc = False  # True once the viewer's TWCC feedback is read: queueing then comes from it alone
+        self.twcc = False  # True once the viewer's TWCC feedback came: queueing then comes from it alone
 
     def set_quality(self, quality):
         self.cap = QUALITY_KBPS[quality]

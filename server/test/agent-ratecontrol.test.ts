@@ -81,14 +81,15 @@ print(json.dumps([floor, low, r.kbps]))`),
   ).toEqual([250, [500, 500, 'quality low'], 500]);
 });
 
-it("sums a second's TWCC windows weighted by their packets, and gives none from fewer than 30 packets", () => {
+it("sums a second's TWCC windows weighted by their packets, gives none from fewer than 30, and says once feedback came", () => {
   expect(
     py(`w = TwccWindows()
+before = w.seen
 w.add({'bitrate-sent': 1000000, 'bitrate-recv': 900000, 'avg-delta-of-delta': 3000, 'packets-sent': 10})
 w.add({'bitrate-sent': 2000000, 'bitrate-recv': 2000000, 'avg-delta-of-delta': 0, 'packets-sent': 30})
 w.add({'bitrate-sent': 5, 'packets-sent': 10})
 one = w.take()
 w.add({'bitrate-sent': 1000000, 'bitrate-recv': 900000, 'avg-delta-of-delta': 3000, 'packets-sent': 29})
-print(json.dumps([one, w.take(), w.take()]))`),
-  ).toEqual([{ 'bitrate-sent': 1750000, 'bitrate-recv': 1725000, 'avg-delta-of-delta': 750, 'packets-sent': 40 }, null, null]);
+print(json.dumps([before, w.seen, one, w.take(), w.take()]))`),
+  ).toEqual([false, true, { 'bitrate-sent': 1750000, 'bitrate-recv': 1725000, 'avg-delta-of-delta': 750, 'packets-sent': 40 }, null, null]);
 });
