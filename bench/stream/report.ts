@@ -1,7 +1,7 @@
 /** bench:stream's output: a line per run, the table of WebRTC beside VNC, the budget by stage, the slowest presses, the goals. */
 import { budget } from './budget';
 import { largerOf, type PressParts } from './presses';
-import { LINK, LOSS, type InnerConfig, type Run } from './run';
+import { LINK, LOSS, SPEC_LINK, type InnerConfig, type Run } from './run';
 import { fmtMs, percentile, ratio } from '../stats';
 
 /** One run's line, printed as it ends. */
@@ -27,7 +27,7 @@ const lat = (rs: Run[]) => rs.flatMap((r) => r.latencies);
 const press = (rs: Run[]) => rs.flatMap((r) => r.fromPress);
 const p50p95 = (xs: number[]) => `${fmtMs(p(xs, 50))} / ${fmtMs(p(xs, 95))}`;
 /** The link the goals are judged on: the spec's minimum. */
-const specLink = () => LINK.kbps === 2000 && LINK.udpLoss === 0.005;
+const specLink = () => LINK.kbps === SPEC_LINK.kbps && LINK.udpLoss === SPEC_LINK.udpLoss;
 /** p50 / p95, or nothing where there are no readings. */
 const spread = (xs: number[]) => (xs.length ? p50p95(xs) : '');
 
