@@ -1,4 +1,4 @@
-import { expect } from 'vitest';
+import { expect, onTestFailed } from 'vitest';
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import { snap, type RunningServer } from '../harness';
 import { api, buyer, connectHref, waitOnline, type Buyer } from './connect-helpers';
@@ -12,6 +12,9 @@ export async function streamingTab(server: RunningServer, browser: Browser, name
   const b = await buyer(browser, server.base, name, 'webrtc', contextOptions);
   await api(server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId });
   await waitOnline(server.base, b.token, b.machineId);
+  // A failure later in the test shows what the agent did (resizes, bitrate changes, keyframes): the server's output
+  // does not carry it.
+  onTestFailed(() => console.log(`AGENT LOG of ${b.machineId}\n${logOf(server, b.machineId, { quiet: true }).slice(-6000)}`));
   const tab = await b.context.newPage();
   await tab.goto(connectHref(server.base, b.machineId, b.machineName));
   await tab.locator('main[data-phase="connected"]').waitFor({ timeout: 60_000 });
