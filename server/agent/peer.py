@@ -20,7 +20,7 @@ import guard  # noqa: E402
 import icepace  # noqa: E402
 import playout  # noqa: E402
 from offer import with_rtx_time  # noqa: E402
-from ratecontrol import LossMeter, RateControl, TwccWindows, QUALITY_KBPS  # noqa: E402
+from ratecontrol import LossMeter, RateControl, QUALITY_KBPS  # noqa: E402
 from framerate import fps_for, vbv_ms  # noqa: E402
 from timing import FrameTiming  # noqa: E402
 from xinput import MAX_HELD  # noqa: E402
@@ -162,8 +162,8 @@ class Peer:
         self.keyframe_requests = 0
         self.reports_seen = 0
         self.loss = LossMeter()
-        self.twcc_windows = TwccWindows()
         self.twcc_watched = False
+        self.twcc_said = False
         if self.enc:
             # The viewer's PLI/FIR comes up from webrtcbin's RTP session as a force-key-unit event; the encoder
             # answers it with a keyframe, so a lost packet never leaves a frozen picture. Counted for the log.
@@ -427,7 +427,7 @@ class Peer:
         if self.closed:
             return False
         if self.twcc and not self.twcc_watched:
-            self.twcc_watched = watch_twcc(self.webrtc, self.twcc_windows)
+            self.twcc_watched = watch_twcc(self.webrtc, self.rate.twcc)
         promise = Gst.Promise.new_with_change_func(self.on_stats, None)
         self.webrtc.emit('get-stats', None, promise)
         return True
@@ -445,11 +445,10 @@ class Peer:
                               % (found['lost'], found.get('sent', 0), found.get('rtt', 0.0) * 1000))
         self.reports_seen += 1
         loss = self.loss.add(found.get('sent', 0), found['lost'])
-        twcc = self.twcc_windows.take()
-        if self.twcc_windows.seen and not self.rate.twcc:
-            self.rate.twcc = True
+        if self.rate.twcc.seen and not self.twcc_said:
+            self.twcc_said = True
             self.agent.log_fn('TWCC feedback from the viewer: queueing read from it')
-        if self.rate.update(loss, found.get('rtt', 0.0), twcc):
+        if self.rate.update(loss, found.get('rtt', 0.0)):
             GLib.idle_add(self.apply_bitrate)
 
     def apply_bitrate(self):

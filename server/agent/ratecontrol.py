@@ -23,6 +23,7 @@ DELIVERY_SHORTFALL = 0.10  # received this much slower than sent, with growing g
 ROUND_TRIP_LIMIT = 0.5  # s
 PROBE_UP = 1.08  # each clean second
 HOLD_AFTER_BACKOFF = 2  # seconds without probing up after a back-off
+TWCC_SUMMED = ('bitrate-sent', 'bitrate-recv', 'avg-delta-of-delta')  # of each TWCC window, weighted by 'packets-sent'
 
 
 class LossMeter:
@@ -57,7 +58,7 @@ class TwccWindows:
 
     def reset(self):
         self.packets = 0
-        self.sums = dict.fromkeys(('bitrate-sent', 'bitrate-recv', 'avg-delta-of-delta'), 0)
+        self.sums = dict.fromkeys(TWCC_SUMMED, 0)
 
     def add(self, window):
         n = window.get('packets-sent', 0)
@@ -95,23 +96,23 @@ class RateControl:
         self.kbps = self.cap
         self.hold = 0
         self.reason = 'start'
-        self.twcc = False  # True once the viewer's TWCC feedback came: queueing then comes from it alone
+        self.twcc = TwccWindows()  # fed by viewerstats.watch_twcc; once feedback came, queueing comes from it alone
 
     def set_quality(self, quality):
         self.cap = QUALITY_KBPS[quality]
         self.kbps = self.cap
         self.reason = 'quality %s' % quality
 
-    def update(self, loss=None, rtt_s=0.0, twcc=None):
-        """One second's signals: `loss` a window's fraction (None while the window fills), the round trip, the
-        second's TWCC windows (TwccWindows.take: None when too few packets went). True when the bitrate changed;
-        `reason` then says why."""
+    def update(self, loss=None, rtt_s=0.0):
+        """One second's signals: `loss` a window's fraction (None while the window fills), the round trip, and the
+        TWCC windows that came since the last update. True when the bitrate changed; `reason` then says why."""
         before = self.kbps
+        twcc = self.twcc.take()
         if twcc is not None and queueing(twcc):
             arrived = twcc['bitrate-recv'] // 1000
             self.back_off(min(int(self.kbps * 0.85), int(arrived * 0.95)), 'queueing: %d kbit/s arrived of %d sent'
                           % (arrived, twcc['bitrate-sent'] // 1000))
-        elif not self.twcc and rtt_s > ROUND_TRIP_LIMIT:
+        elif not self.twcc.seen and rtt_s > ROUND_TRIP_LIMIT:
             self.back_off(int(self.kbps * 0.85), 'round trip %.0f ms' % (rtt_s * 1000))
         elif loss is not None and loss > LOSS_HIGH:
             self.back_off(int(self.kbps * (1 - loss / 2)), 'loss %.1f%%' % (loss * 100))

@@ -7,8 +7,9 @@ import gi
 
 gi.require_version('GstWebRTC', '1.0')
 from gi.repository import Gst, GstWebRTC  # noqa: E402
+from ratecontrol import TWCC_SUMMED  # noqa: E402
 
-TWCC_FIELDS = ('bitrate-sent', 'bitrate-recv', 'packets-sent', 'avg-delta-of-delta')  # what TwccWindows sums
+TWCC_FIELDS = TWCC_SUMMED + ('packets-sent',)
 
 
 def _number(st, field):

@@ -40,13 +40,16 @@ print(json.dumps([held, kept, r.kbps, r.reason]))`),
 it('backs off below what arrived when TWCC shows a queue, holds two seconds, then probes up to the cap', () => {
   expect(
     py(`r = RateControl('auto')
-r.twcc = True
-r.update(None, 0.05, ${twcc(1500, 1000, 4000)})
+r.twcc.add(${twcc(1500, 1000, 4000)})
+r.update(None, 0.05)
 after = [r.kbps, r.reason]
-steps = [r.update(None, 0.05, ${twcc(900, 900, -100)}) for _ in range(3)]
+steps = []
+for _ in range(3):
+    r.twcc.add(${twcc(900, 900, -100)})
+    steps.append(r.update(None, 0.05))
 up = r.kbps
 for _ in range(40):
-    r.update(0.0, 0.05, None)
+    r.update(0.0, 0.05)
 print(json.dumps([after, steps, up, r.kbps]))`),
   ).toEqual([[950, 'queueing: 1000 kbit/s arrived of 1500 sent'], [false, false, true], 1026, 1600]);
 });
@@ -54,16 +57,18 @@ print(json.dumps([after, steps, up, r.kbps]))`),
 it('reads a slow window without growing gaps, or a slow frame, as no queue', () => {
   expect(
     py(`r = RateControl('auto')
-r.twcc = True
-print(json.dumps([r.update(None, 0.05, ${twcc(1500, 1000, -2000)}), r.update(None, 0.05, ${twcc(1500, 1400, 9000)}), r.kbps]))`),
+r.twcc.add(${twcc(1500, 1000, -2000)})
+slow = r.update(None, 0.05)
+r.twcc.add(${twcc(1500, 1400, 9000)})
+print(json.dumps([slow, r.update(None, 0.05), r.kbps]))`),
   ).toEqual([false, false, 1600]);
 });
 
 it('backs off on a long round trip only without TWCC: with it, an upload filling the way back is not our queue', () => {
   expect(
     py(`a, b = RateControl('auto'), RateControl('auto')
-b.twcc = True
-print(json.dumps([a.update(None, 0.6), a.kbps, a.reason, b.update(None, 0.6, ${twcc(1100, 1095, 300)}), b.kbps]))`),
+b.twcc.add(${twcc(1100, 1095, 300)})
+print(json.dumps([a.update(None, 0.6), a.kbps, a.reason, b.update(None, 0.6), b.kbps]))`),
   ).toEqual([true, 1360, 'round trip 600 ms', false, 1600]);
 });
 
