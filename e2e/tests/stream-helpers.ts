@@ -7,6 +7,19 @@ import { typeUntil } from '../typing';
 
 /** Shared steps of the WebRTC browser tests (stream-*.test.ts). */
 
+/**
+ * The desktop size the tab's video area asks for, as the agent fits it (server/agent/desktopsize.py): its shape, scaled
+ * down to 1920x1080 (1080x1920 for an upright area) or up to 640x400, even numbers.
+ */
+export async function desktopSizeFor(tab: Page): Promise<string> {
+  const { w, h } = await tab.getByTestId('desktop').evaluate((el) => ({ w: el.clientWidth, h: el.clientHeight }));
+  const [maxW, maxH] = h > w ? [1080, 1920] : [1920, 1080];
+  const down = Math.min(1, maxW / w, maxH / h);
+  const scale = down < 1 ? down : Math.max(1, 640 / w, 400 / h);
+  const even = (n: number, lo: number, hi: number) => Math.floor(Math.max(lo, Math.min(hi, Math.floor(n * scale))) / 2) * 2;
+  return `${even(w, 640, maxW)}x${even(h, 400, maxH)}`;
+}
+
 /** A buyer whose machine is online, with its connect tab open and showing the desktop over WebRTC. */
 export async function streamingTab(server: RunningServer, browser: Browser, name: string, contextOptions: BrowserContextOptions = {}): Promise<Buyer & { tab: Page }> {
   const b = await buyer(browser, server.base, name, 'webrtc', contextOptions);

@@ -1,23 +1,10 @@
 import { expect, it } from 'vitest';
-import type { Page } from 'playwright-core';
 import { snap, type RunningServer } from '../harness';
 import { useServerAndBrowser } from './suite-helpers';
 import { desktopWindows, type DesktopWindow } from '../desktops';
-import { machineLog, streamingTab, terminalOutput, videoSize } from './stream-helpers';
+import { desktopSizeFor, machineLog, streamingTab, terminalOutput, videoSize } from './stream-helpers';
 
 const t = useServerAndBrowser();
-
-/**
- * The desktop size the tab's video area asks for: its shape, scaled down to 1920x1080 or up to 640x400, even numbers
- * (as the agent fits it: server/agent/desktopsize.py).
- */
-async function wanted(tab: Page): Promise<string> {
-  const { w, h } = await tab.getByTestId('desktop').evaluate((el) => ({ w: el.clientWidth, h: el.clientHeight }));
-  const down = Math.min(1, 1920 / w, 1080 / h);
-  const scale = down < 1 ? down : Math.max(1, 640 / w, 400 / h);
-  const even = (n: number, lo: number, hi: number) => Math.floor(Math.max(lo, Math.min(hi, Math.floor(n * scale))) / 2) * 2;
-  return `${even(w, 640, 1920)}x${even(h, 400, 1080)}`;
-}
 
 /** The frame rate the agent chose for a size, as its log says (framerate.py; a desktop has 2 cores here). */
 const captureAt = (server: RunningServer, machineId: string, size: string) => {
@@ -30,7 +17,7 @@ it('the desktop resolution follows the tab size within 1920x1080, at 60 fps wher
   const { tab } = b;
 
   // The first size: the 1280x900 window's video area, not the desktop's 1920x1080.
-  const first = await wanted(tab);
+  const first = await desktopSizeFor(tab);
   expect(first).not.toBe('1920x1080');
   await expect.poll(() => videoSize(tab), { timeout: 20_000 }).toBe(first);
   // The desktop itself has that size (not just the picture): X says so inside the machine.
@@ -40,7 +27,7 @@ it('the desktop resolution follows the tab size within 1920x1080, at 60 fps wher
 
   // A smaller window: the desktop shrinks with it.
   await tab.setViewportSize({ width: 1000, height: 700 });
-  const second = await wanted(tab);
+  const second = await desktopSizeFor(tab);
   expect(second).not.toBe(first);
   await expect.poll(() => videoSize(tab), { timeout: 20_000 }).toBe(second);
   expect(await terminalOutput(t.server, b, 'xdpyinfo | grep dimensions', 'dims2.txt')).toContain(`${second} pixels`);
@@ -48,13 +35,13 @@ it('the desktop resolution follows the tab size within 1920x1080, at 60 fps wher
 
   // A window bigger than the maximum: the desktop keeps the window's shape at 1920 wide.
   await tab.setViewportSize({ width: 2400, height: 1300 });
-  const third = await wanted(tab);
+  const third = await desktopSizeFor(tab);
   expect(third.startsWith('1920x')).toBe(true);
   await expect.poll(() => videoSize(tab), { timeout: 20_000 }).toBe(third);
   // Past 1280x1024 on 2 cores: back to 30 fps, and the picture goes on (its size just changed after the new rate).
   await expect.poll(() => captureAt(t.server, b.machineId, third), { timeout: 20_000 }).toBe(30);
   await tab.setViewportSize({ width: 1100, height: 800 });
-  const fourth = await wanted(tab);
+  const fourth = await desktopSizeFor(tab);
   await expect.poll(() => videoSize(tab), { timeout: 20_000 }).toBe(fourth);
 
   // The WebRTC viewer leaves: the desktop is back at full size, and VNC (which lived through every resize) shows it.
@@ -80,7 +67,7 @@ it('a window pushed off-screen by a resize is back on-screen', async () => {
   const { tab } = b;
 
   // The windows where they are on the desktop at the tab's first size.
-  await expect.poll(() => videoSize(tab), { timeout: 20_000 }).toBe(await wanted(tab));
+  await expect.poll(() => videoSize(tab), { timeout: 20_000 }).toBe(await desktopSizeFor(tab));
   // The picture can come before the session has mapped its windows (the terminal, the 3D demo a second later).
   let before: DesktopWindow[] = [];
   await expect
@@ -89,7 +76,7 @@ it('a window pushed off-screen by a resize is back on-screen', async () => {
   // A small tab: the desktop shrinks to a size that the 3D demo (placed at x 1360) and the terminal (about 900 px
   // wide) do not fit in where they are.
   await tab.setViewportSize({ width: 760, height: 560 });
-  const small = await wanted(tab);
+  const small = await desktopSizeFor(tab);
   const [w, h] = small.split('x').map(Number) as [number, number];
   expect(before.map((x) => x.title)).toEqual(expect.arrayContaining([b.machineName, 'glxgears']));
   expect(before.filter((x) => outside(x, { w, h })).map((x) => x.title)).toEqual(expect.arrayContaining([b.machineName, 'glxgears']));

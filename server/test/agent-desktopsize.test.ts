@@ -27,17 +27,20 @@ it('keeps the tab’s shape: as it is within 640×400..1920×1080, scaled down a
   ]);
 });
 
-it('gives a phone held upright an upright desktop, as tall as the maximum allows', () => {
-  // 360×695: the video area of a 360×740 phone under the toolbar. It was 640×694 (landscape-ish, shown in a band).
-  const [[w, h]] = fit([[360, 695]]) as [[number, number]];
-  expect([w, h]).toEqual([640, 1080]);
-  expect(h / w).toBeGreaterThan(1.5);
+it('gives a phone held upright an upright desktop of its own shape, under the maximum turned upright', () => {
+  // 360×695: the video area of a 360×740 phone under the toolbar. It was 640×694 (landscape-ish, shown in a band),
+  // then 640×1080 (upright, but under the landscape maximum: bands above and below).
+  expect(fit([[360, 695], [1200, 2400], [700, 700]])).toEqual([
+    [640, 1234],
+    [960, 1920], // scaled down to the upright maximum, 1080×1920
+    [700, 700], // square: the landscape maximum
+  ]);
 });
 
 it('holds a shape no size keeps inside the minimum and the maximum', () => {
-  expect(fit([[3000, 500], [200, 2000], [1, 1]])).toEqual([
+  expect(fit([[3000, 500], [200, 3000], [1, 1]])).toEqual([
     [1920, 400],
-    [640, 1080],
+    [640, 1920],
     [640, 640],
   ]);
 });
