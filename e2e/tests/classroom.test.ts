@@ -262,6 +262,7 @@ it('instructor buys a 3-student course, uploads the list, Start All; two student
   await tabB.getByRole('heading', { name: 'This machine was stopped' }).waitFor({ timeout: 10_000 });
   await tabB.getByText('Your instructor stopped it.', { exact: true }).waitFor();
   await tabB.getByText('Ask your instructor to start it.', { exact: false }).waitFor();
+  expect(await tabB.getByRole('button', { name: 'Start Machine' }).count()).toBe(0);
   await expect.poll(() => connectA.getAttribute('aria-disabled'), { timeout: 30_000 }).toBe('true');
   await snapTop(teacher, 'classroom-11-stopped');
   await snap(tabB, 'classroom-12-student-stopped');

@@ -174,6 +174,7 @@ it('buy → start → Connect: the desktop in a new tab, typing, clipboard, disc
   // Opened again while offline.
   await tab.reload();
   await tab.getByRole('heading', { name: 'Your machine is offline' }).waitFor({ timeout: 30_000 });
+  await tab.getByRole('button', { name: 'Start Machine' }).waitFor();
   await snap(tab, 'connect-05-offline');
 
   // A fragment that is not a payload.

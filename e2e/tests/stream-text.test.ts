@@ -78,7 +78,10 @@ it('Ctrl+V pastes the local clipboard into the terminal (WebRTC and VNC), text w
   await b.page.goto(`${t.server.base}/dashboard`);
   await b.page.getByRole('article').getByRole('button', { name: 'Stop' }).click();
   await tab.getByRole('heading', { name: 'This machine was stopped' }).waitFor({ timeout: 10_000 });
-  expect(await tab.getByText('Start it again from your dashboard.', { exact: false }).count()).toBe(1);
+  expect(await tab.getByText('Start it again here or from your dashboard.', { exact: false }).count()).toBe(1);
   await snap(tab, 'stream-text-stopped');
+  // Its owner starts it again from the tab, which shows it starting and connects by itself once it is up.
+  await tab.getByRole('button', { name: 'Start Machine' }).click();
+  await tab.locator('main[data-phase="connected"]').waitFor({ timeout: 90_000 });
   await b.context.close();
 }, 240_000);

@@ -16,6 +16,31 @@ export interface StatusScreenProps {
   stopReason: string | null;
   idleStopMinutes: number | null;
   onRetry(): void;
+  /** A single user's own machine can be started from the tab (spec §6: Start Machine when offline); null otherwise. */
+  start: StartAgain | null;
+}
+
+export interface StartAgain {
+  run(): void;
+  busy: boolean;
+  /** Why the last start could not begin (its FAILED answer). */
+  failure: string | null;
+}
+
+/** Starts the machine; the tab then shows it starting and connects by itself once it is ready. */
+function StartButton({ start }: { start: StartAgain }) {
+  return (
+    <>
+      {start.failure ? (
+        <p className={styles.reason} role="alert">
+          {start.failure}
+        </p>
+      ) : null}
+      <button type="button" className={styles.primary} onClick={start.run} disabled={start.busy}>
+        {start.busy ? 'Starting…' : 'Start Machine'}
+      </button>
+    </>
+  );
 }
 
 function Screen({ title, children, busy = false, tone = 'info' }: { title: string; children?: ReactNode; busy?: boolean; tone?: 'info' | 'warn' }) {
@@ -52,7 +77,7 @@ function StartCountdown({ since }: { since: string | null }) {
 }
 
 /** Every state of the connect tab other than a live desktop, each with a way forward. */
-export function StatusScreen({ machineName, role, phase, processingSince, stopReason, idleStopMinutes, onRetry }: StatusScreenProps) {
+export function StatusScreen({ machineName, role, phase, processingSince, stopReason, idleStopMinutes, onRetry, start }: StatusScreenProps) {
   const student = role === 'STUDENT';
   const retry = (label = 'Try again') => (
     <button type="button" className={styles.primary} onClick={onRetry}>
@@ -80,9 +105,15 @@ export function StatusScreen({ machineName, role, phase, processingSince, stopRe
       return (
         <Screen title="Your machine is offline" tone="warn">
           {stopReason ? <p className={styles.reason}>{stopReason}</p> : null}
-          <p>{student ? 'Please wait for your Instructor to start the machine, then connect again.' : 'Start it from your dashboard, then connect again.'}</p>
+          {student ? (
+            <p>Please wait for your Instructor to start the machine, then connect again.</p>
+          ) : start ? (
+            <p>Start it here; this tab connects by itself as soon as it is ready.</p>
+          ) : (
+            <p>Start it from your dashboard, then connect again.</p>
+          )}
           <div className={styles.buttons}>
-            {retry()}
+            {start ? <StartButton start={start} /> : retry()}
             <Dashboard />
           </div>
         </Screen>
@@ -121,10 +152,14 @@ export function StatusScreen({ machineName, role, phase, processingSince, stopRe
         <Screen title="This machine was stopped" tone="warn">
           <p className={styles.reason}>{phase.reason}</p>
           {/* Students do not start course machines: their instructor does. */}
-          <p>Your files are kept. {student ? 'Ask your instructor to start it.' : 'Start it again from your dashboard.'}</p>
+          <p>
+            Your files are kept.{' '}
+            {student ? 'Ask your instructor to start it.' : start ? 'Start it again here or from your dashboard.' : 'Start it again from your dashboard.'}
+          </p>
           <div className={styles.buttons}>
+            {start ? <StartButton start={start} /> : null}
             <Dashboard />
-            {retry('Reconnect')}
+            {start ? null : retry('Reconnect')}
           </div>
         </Screen>
       );

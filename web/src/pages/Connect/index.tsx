@@ -13,6 +13,7 @@ import { DropOverlay, FilesPanel } from './FilesPanel';
 import { useFileDrop, useTransfers } from './transfers';
 import { RaiseHandButton, TakeoverNotice } from './ClassHelp';
 import { useFullScreen } from './fullscreen';
+import { useSlotAction } from '../../lib/useSlotAction';
 import styles from './Connect.module.css';
 
 const HOURS_REFRESH_MS = 60_000;
@@ -52,6 +53,7 @@ function Desktop({ payload }: { payload: ConnectPayload }) {
   const balance = useQuery({ ...balanceQuery(), refetchInterval: HOURS_REFRESH_MS });
   const entry = balance.data?.find((e) => e.packId === payload.packId);
   const hoursLeft = balance.isPending ? undefined : (entry?.timeLeft ?? null);
+  const slot = useSlotAction(payload.packId);
 
   // The remote desktop: a socket, timers and noVNC's canvas live outside React (house rule 8).
   useEffect(() => {
@@ -184,6 +186,7 @@ function Desktop({ payload }: { payload: ConnectPayload }) {
               stopReason={entry?.stopReason ?? null}
               idleStopMinutes={state?.idleStopMinutes ?? null}
               onRetry={() => conn.current?.reconnect()}
+              start={entry?.role === 'SINGLE' ? { run: () => slot.start(() => conn.current?.reconnect()), busy: slot.busy, failure: slot.failure } : null}
             />
           </div>
         ) : null}

@@ -6,7 +6,7 @@ import { MachineCard } from './MachineCard';
 import { ResetMachineDialog } from './ResetMachineDialog';
 import { UsageDialog } from './UsageDialog';
 import type { MachineRowProps } from './rows';
-import { useSlotAction } from './useSlotAction';
+import { useSlotAction } from '../../lib/useSlotAction';
 import styles from './Dashboard.module.css';
 
 export const STARTING_TOOLTIP = 'Your machine is starting, please wait';
@@ -22,7 +22,7 @@ export function SingleMachineRow({ entry }: MachineRowProps) {
 
   const actions = offline ? (
     <>
-      <button type="button" className={styles.primary} onClick={start} disabled={busy || noHours}>
+      <button type="button" className={styles.primary} onClick={() => start()} disabled={busy || noHours}>
         Start Machine
       </button>
       {noHours ? (

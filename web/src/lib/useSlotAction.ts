@@ -1,10 +1,10 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { startSlot, stopSlot } from '../../api/machines';
-import { balanceKey } from '../../api/wallet';
+import { startSlot, stopSlot } from '../api/machines';
+import { balanceKey } from '../api/wallet';
 
 /**
- * Start and stop of one machine. The buttons stay disabled until the call and the balance refresh after it are
- * done; a failure just re-enables them (spec §8).
+ * Start and stop of one machine (the dashboard's row, the Connect tab's stopped screen). The buttons stay disabled
+ * until the call and the balance refresh after it are done; a failure just re-enables them (spec §8).
  */
 export function useSlotAction(packId: string) {
   const qc = useQueryClient();
@@ -15,7 +15,13 @@ export function useSlotAction(packId: string) {
     busy: start.isPending || stop.isPending,
     /** Why the last start could not begin (a FAILED answer), until the next action. */
     failure: start.data?.status === 'FAILED' ? (start.data.reason ?? null) : null,
-    start: () => start.mutate(),
+    /** `onStarted` runs once the machine is starting or running (not on a FAILED answer). */
+    start: (onStarted?: () => void) =>
+      start.mutate(undefined, {
+        onSuccess: (answer) => {
+          if (answer.status !== 'FAILED') onStarted?.();
+        },
+      }),
     stop: () => stop.mutate(),
   };
 }
