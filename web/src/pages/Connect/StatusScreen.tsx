@@ -30,17 +30,19 @@ export interface StartAgain {
 /** Starts the machine; the tab then shows it starting and connects by itself once it is ready. */
 function StartButton({ start }: { start: StartAgain }) {
   return (
-    <>
-      {start.failure ? (
-        <p className={styles.reason} role="alert">
-          {start.failure}
-        </p>
-      ) : null}
-      <button type="button" className={styles.primary} onClick={start.run} disabled={start.busy}>
-        {start.busy ? 'Starting…' : 'Start Machine'}
-      </button>
-    </>
+    <button type="button" className={styles.primary} onClick={start.run} disabled={start.busy}>
+      {start.busy ? 'Starting…' : 'Start Machine'}
+    </button>
   );
+}
+
+/** Why the last start could not begin, above the buttons (not a flex item beside them). */
+function StartFailure({ start }: { start: StartAgain | null }) {
+  return start?.failure ? (
+    <p className={styles.reason} role="alert">
+      {start.failure}
+    </p>
+  ) : null;
 }
 
 function Screen({ title, children, busy = false, tone = 'info' }: { title: string; children?: ReactNode; busy?: boolean; tone?: 'info' | 'warn' }) {
@@ -112,6 +114,7 @@ export function StatusScreen({ machineName, role, phase, processingSince, stopRe
           ) : (
             <p>Start it from your dashboard, then connect again.</p>
           )}
+          <StartFailure start={start} />
           <div className={styles.buttons}>
             {start ? <StartButton start={start} /> : retry()}
             <Dashboard />
@@ -156,10 +159,19 @@ export function StatusScreen({ machineName, role, phase, processingSince, stopRe
             Your files are kept.{' '}
             {student ? 'Ask your instructor to start it.' : start ? 'Start it again here or from your dashboard.' : 'Start it again from your dashboard.'}
           </p>
+          <StartFailure start={start} />
           <div className={styles.buttons}>
-            {start ? <StartButton start={start} /> : null}
-            <Dashboard />
-            {start ? null : retry('Reconnect')}
+            {start ? (
+              <>
+                <StartButton start={start} />
+                <Dashboard />
+              </>
+            ) : (
+              <>
+                <Dashboard />
+                {retry('Reconnect')}
+              </>
+            )}
           </div>
         </Screen>
       );
