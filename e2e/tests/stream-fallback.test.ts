@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { chromium, type Browser } from 'playwright-core';
 import { CHROMIUM_ARGS, CHROMIUM_PATH, snap, startServer, type RunningServer } from '../harness';
 import { api, buyer, canvasColours, connectHref, waitOnline } from './connect-helpers';
+import { machineLog, videoSize } from './stream-helpers';
 
 /** The tab's media timeout (MEDIA_TIMEOUT_MS in web/src/pages/Connect/desktop.ts). */
 const MEDIA_TIMEOUT_MS = 5_000;
@@ -75,5 +76,26 @@ it('falls back to VNC by itself within 5 s of the offer when UDP is blocked, and
   await tab.locator('[data-testid="desktop"] canvas').waitFor();
   await expect.poll(() => canvasColours(tab), { timeout: 30_000 }).toBeGreaterThan(3);
   await snap(tab, 'stream-fallback-vnc');
+  await b.context.close();
+}, 240_000);
+
+it('without UDP but with TCP, the tab reaches the desktop over ICE-TCP once the agent stops holding its TCP candidates', async () => {
+  const b = await buyer(browser, server.base, 'TCP Only', 'webrtc');
+  await api(server.base, 'POST', '/v1/user/slot', b.token, { packId: b.machineId });
+  await waitOnline(server.base, b.token, b.machineId);
+  const tab = await b.context.newPage();
+  await tab.goto(connectHref(server.base, b.machineId, b.machineName));
+  await tab.locator('main[data-phase="connected"]').waitFor({ timeout: 60_000 }).catch(async (err) => {
+    await snap(tab, 'stream-tcp-failed');
+    console.log(machineLog(server, b.machineId), server.output().slice(-3000));
+    throw err;
+  });
+  // Still WebRTC (no fallback to VNC), on the agent's TCP candidate, which it sent once UDP had not connected.
+  expect(await tab.getByTestId('transport').innerText()).toBe('WebRTC');
+  await tab.getByRole('button', { name: 'Stats' }).click();
+  await expect.poll(() => tab.getByTestId('stream-stats').innerText(), { timeout: 15_000 }).toMatch(/path\s+tcp /);
+  await expect.poll(() => machineLog(server, b.machineId), { timeout: 10_000 }).toMatch(/ICE-TCP candidates sent \([1-9]\d*\): UDP not connected/);
+  await expect.poll(() => videoSize(tab), { timeout: 30_000 }).not.toBe('0x0');
+  await snap(tab, 'stream-tcp');
   await b.context.close();
 }, 240_000);

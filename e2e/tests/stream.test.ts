@@ -172,6 +172,9 @@ it('streams the desktop over WebRTC: a moving picture, typing, clipboard both wa
   // Stats overlay from getStats.
   await tab.getByRole('button', { name: 'Stats' }).click();
   await expect.poll(() => tab.getByTestId('stream-stats').innerText(), { timeout: 10_000 }).toMatch(/fps\s+\d+/);
+  // Over UDP, with the agent's ICE-TCP candidates held back (server/agent/tcphold.py): never sent, as UDP connected.
+  expect(await tab.getByTestId('stream-stats').innerText()).toMatch(/path\s+udp /);
+  await expect.poll(() => machineLog(t.server, b.machineId), { timeout: 10_000 }).toContain('ICE-TCP candidates held back: connected over UDP');
   await snap(tab, 'stream-01-webrtc');
 
   // Switching to VNC and back: a fresh ticket each time, and the toolbar says which one is on.

@@ -19,6 +19,7 @@ from gi.repository import GLib, Gst, GstSdp, GstVideo, GstWebRTC  # noqa: E402
 import guard  # noqa: E402
 import icepace  # noqa: E402
 import playout  # noqa: E402
+import tcphold  # noqa: E402
 from offer import with_rtx_time  # noqa: E402
 from ratecontrol import LossMeter, RateControl, QUALITY_KBPS  # noqa: E402
 from framerate import fps_for, vbv_ms  # noqa: E402
@@ -124,6 +125,7 @@ class Peer:
         self.remote_candidates = 0
         self.refused = 0
         self.refused_candidates = 0
+        self.tcp = tcphold.TcpHold()
         self.held_full = False
         quality = start.get('quality', 'auto')
         self.rate = RateControl(quality if isinstance(quality, str) and quality in QUALITY_KBPS else 'auto')
@@ -241,9 +243,27 @@ class Peer:
         self.webrtc.emit('set-local-description', offer, Gst.Promise.new())
         self.agent.send(self.conn, {'type': 'offer', 'sdp': with_rtx_time(offer.sdp.as_text())})
         self.agent.log_fn('offer sent %.0f ms after the viewer started' % ((time.monotonic() - self.started_at) * 1000))
+        GLib.timeout_add(int(tcphold.HOLD_S * 1000), self.release_tcp)
 
     def on_ice(self, _el, mline, candidate):
+        if self.tcp.offer(mline, candidate):
+            self.send_candidate(mline, candidate)
+
+    def send_candidate(self, mline, candidate):
         self.agent.send(self.conn, {'type': 'ice', 'candidate': candidate, 'sdpMLineIndex': mline})
+
+    def release_tcp(self):
+        """The ICE-TCP candidates' hold is over (tcphold.py): sent only if UDP has not connected."""
+        if self.closed:
+            return False
+        state = self.webrtc.get_property('ice-connection-state')
+        connected = state in (GstWebRTC.WebRTCICEConnectionState.CONNECTED, GstWebRTC.WebRTCICEConnectionState.COMPLETED)
+        held = self.tcp.release(connected)
+        for mline, candidate in held:
+            self.send_candidate(mline, candidate)
+        self.agent.log_fn('ICE-TCP candidates held back: connected over UDP' if connected else
+                          'ICE-TCP candidates sent (%d): UDP not connected %.1f s after the offer' % (len(held), tcphold.HOLD_S))
+        return False
 
     def on_state(self, el, _pspec):
         self.agent.log_fn('ice state', el.get_property('ice-connection-state').value_nick)
