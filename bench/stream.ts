@@ -203,6 +203,7 @@ async function measure(cfg: InnerConfig, b: Buyer, transport: Transport, tab: Pa
     rssMiB: sample.rssMiB,
     gearsFps: gears,
     detail: sample.detail,
+    protocol: sample.protocol,
     stages: sample.stages,
     uploadFps: up.fps,
     uploadKbps: up.kbps,
@@ -346,7 +347,7 @@ async function stillDesktop(cfg: InnerConfig, b: Buyer, transport: Transport, ta
   return encoderAtRest(cfg, b, transport, tab);
 }
 
-type StreamSample = { fps: number; kbps: number; freezePct: number; freezeN: number; detail: string; stages: StageInputs | null; cpu: number; rssMiB: number };
+type StreamSample = { fps: number; kbps: number; freezePct: number; freezeN: number; detail: string; protocol: string; stages: StageInputs | null; cpu: number; rssMiB: number };
 
 /** cfg.seconds of the stream: its rate, bits, freezes, the encoder's CPU and memory, and for WebRTC the stage inputs. */
 async function sampleStream(cfg: InnerConfig, b: Buyer, transport: Transport, tab: Page, milestones: string): Promise<StreamSample> {
@@ -359,6 +360,7 @@ async function sampleStream(cfg: InnerConfig, b: Buyer, transport: Transport, ta
   const dt = (s1.t - s0.t) / 1000;
   const { cores: cpu, rssMiB } = useBetween(cpu0, cpu1, dt);
   let fps: number, kbps: number, freezePct: number, freezeN: number, detail: string;
+  let protocol = '';
   let stages: StageInputs | null = null;
   let detail0 = '';
   if (s0.rtc && s1.rtc) {
@@ -378,6 +380,7 @@ async function sampleStream(cfg: InnerConfig, b: Buyer, transport: Transport, ta
     if (agent)
       detail0 = `agent: ${agent.fps.toFixed(1)} fps, capture ${agent.captureMs.toFixed(1)} ms, convert+queue ${agent.convertMs.toFixed(1)} ms, ` +
         `encode ${agent.encodeMs.toFixed(1)} ms (the slowest frame through all three ${agent.slowestMs.toFixed(0)} ms${agent.slowestParts ? `: ${agent.slowestParts.join(' + ')}` : ''}), frames ${(agent.frameBytes / 1024).toFixed(1)} KiB (max ${(agent.maxFrameBytes / 1024).toFixed(1)} KiB), keyframes ${agent.keyframes}; `;
+    protocol = z.path.split(' ')[0] ?? '';
     const lost = z.packetsLost - a.packetsLost;
     const got = z.packetsReceived - a.packetsReceived;
     detail =
@@ -395,7 +398,7 @@ async function sampleStream(cfg: InnerConfig, b: Buyer, transport: Transport, ta
     freezeN = f.count;
     detail = `noVNC canvas updates over the gateway WebSocket; ${milestones}`;
   }
-  return { fps, kbps, freezePct, freezeN, detail, stages, cpu, rssMiB };
+  return { fps, kbps, freezePct, freezeN, detail, protocol, stages, cpu, rssMiB };
 }
 
 /**

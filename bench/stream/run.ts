@@ -79,6 +79,8 @@ export interface Run {
   rssMiB: number;
   gearsFps: number;
   detail: string;
+  /** WebRTC: the media's protocol on the path the tab uses ('udp', 'tcp'; '' for VNC). */
+  protocol: string;
   /** WebRTC: what the key → photon budget by stage is made of. */
   stages: StageInputs | null;
   /** While a file goes up through the Files panel at the link's full speed: the picture's fps and the upload's rate. */
