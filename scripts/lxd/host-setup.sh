@@ -125,7 +125,14 @@ if [ "$(printf '%s\n' "$acl_now" | rules | md5sum)" != "$(printf '%s\n' "$acl" |
 fi
 if ! net_now="$($CLI network show "$NETWORK" 2>/dev/null)"; then
   step "network $NETWORK ($SUBNET, egress: $EGRESS)"
-  create_once network create "$NETWORK" ipv4.address="$SUBNET" ipv4.nat=true ipv6.address=none
+  # Made again when the engine's bridge set-up met a link that vanished while it listed the host's links (another
+  # engine's containers stopping meanwhile: "Device "veth…" does not exist"); the failed attempt leaves no network.
+  for attempt in 1 2 3; do
+    err="$($CLI network create "$NETWORK" ipv4.address="$SUBNET" ipv4.nat=true ipv6.address=none 2>&1 >/dev/null)" && break
+    case "$err" in *"already exists"*) break ;; *"does not exist"*) [ "$attempt" -lt 3 ] && sleep 1 && continue ;; esac
+    printf '%s\n' "$err" >&2
+    exit 1
+  done
   net_now=""
 fi
 [ "$(config_value "$net_now" security.acls),$(config_value "$net_now" security.acls.default.egress.action),$(config_value "$net_now" security.acls.default.ingress.action)" = hd-desktops,reject,reject ] ||
