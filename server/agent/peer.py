@@ -243,7 +243,6 @@ class Peer:
         self.webrtc.emit('set-local-description', offer, Gst.Promise.new())
         self.agent.send(self.conn, {'type': 'offer', 'sdp': with_rtx_time(offer.sdp.as_text())})
         self.agent.log_fn('offer sent %.0f ms after the viewer started' % ((time.monotonic() - self.started_at) * 1000))
-        GLib.timeout_add(int(tcphold.HOLD_S * 1000), self.release_tcp)
 
     def on_ice(self, _el, mline, candidate):
         if self.tcp.offer(mline, candidate):
@@ -262,7 +261,7 @@ class Peer:
         for mline, candidate in held:
             self.send_candidate(mline, candidate)
         self.agent.log_fn('ICE-TCP candidates held back: connected over UDP' if connected else
-                          'ICE-TCP candidates sent (%d): UDP not connected %.1f s after the offer' % (len(held), tcphold.HOLD_S))
+                          'ICE-TCP candidates sent (%d): UDP not connected %.1f s after the answer' % (len(held), tcphold.HOLD_S))
         return False
 
     def on_state(self, el, _pspec):
@@ -296,6 +295,7 @@ class Peer:
             return
         desc = GstWebRTC.WebRTCSessionDescription.new(GstWebRTC.WebRTCSDPType.ANSWER, msg)
         self.webrtc.emit('set-remote-description', desc, Gst.Promise.new())
+        GLib.timeout_add(int(tcphold.HOLD_S * 1000), self.release_tcp)
 
     def add_ice(self, candidate, mline):
         """A remote candidate from the viewer, unless it names this machine (loopback, link-local, its own
@@ -405,6 +405,10 @@ class Peer:
         if self.closed or not screen:
             return False
         size = fit(w, h, *screen.max)
+        # The capture's frame rate first: ximagesrc then takes the new rate and the new size in one negotiation. Set
+        # after the resize, a frame grabbed in between went out at the new size and the old rate, and the caps
+        # change that followed stopped the capture for good ('not-negotiated': a stream-resize failure in .ci/run).
+        self.follow_size(*size)
         if screen.resize(*size):
             moved = screen.windows_moved
             self.agent.log_fn('desktop resized to %dx%d' % size + (', %d window(s) brought back on-screen' % moved if moved else ''))

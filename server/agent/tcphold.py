@@ -6,9 +6,10 @@ where UDP works: the agent is ICE's controlling side, and libnice nominates as s
 the best valid one at that moment; a UDP check lost or late (0.5% loss, a busy host) leaves the TCP pair the only
 valid one (bench:stream on a 2-core host: the media went over TCP in one run of three). Media over TCP stalls a
 frame behind every lost segment's retransmission and queues behind TCP's own congestion window: real-time video
-wants UDP wherever UDP gets through. So the agent holds its TCP candidates back and sends them HOLD_S after its
-offer, only if ICE has not connected by then (on UDP: a round trip for the answer and one or two for the
-checks, well inside it on any link the spec's users have); the tab's own fallback to VNC waits 5 s after the offer
+wants UDP wherever UDP gets through. So the agent holds its TCP candidates back and sends them HOLD_S after the
+viewer's answer, only if ICE has not connected by then: on UDP one or two round trips for the checks, well inside
+it on any link the spec's users have (counted from the answer, where the checks start: a busy host's tab answered
+1.4 s after the offer in a .ci/run). The tab's own fallback to VNC waits 5 s after the offer
 for an answered check, which leaves TCP the time to connect.
 
 No GLib here: the rule runs in plain python3 for its test; peer.py wires it to webrtcbin and a GLib timer.
