@@ -412,7 +412,7 @@ class Peer:
         if screen.resize(*size):
             moved = screen.windows_moved
             self.agent.log_fn('desktop resized to %dx%d' % size + (', %d window(s) brought back on-screen' % moved if moved else ''))
-        self.follow_size(*screen.size())
+        self.follow_size(*screen.size())  # the size the screen took: the old one where the resize failed
         return False
 
     def follow_size(self, w, h):
