@@ -175,6 +175,8 @@ it('streams the desktop over WebRTC: a moving picture, typing, clipboard both wa
   // Over UDP, with the agent's ICE-TCP candidates held back (server/agent/tcphold.py): never sent, as UDP connected.
   expect(await tab.getByTestId('stream-stats').innerText()).toMatch(/path\s+udp /);
   await expect.poll(() => machineLog(t.server, b.machineId), { timeout: 10_000 }).toContain('ICE-TCP candidates held back: connected over UDP');
+  // Each retransmission the tab asks for goes out twice (server/agent/rtxcopy.py): the probe sits on webrtcbin's RTX sender.
+  expect(await machineLog(t.server, b.machineId)).toContain('retransmissions sent twice');
   await snap(tab, 'stream-01-webrtc');
 
   // Switching to VNC and back: a fresh ticket each time, and the toolbar says which one is on.

@@ -19,6 +19,7 @@ from gi.repository import GLib, Gst, GstSdp, GstVideo, GstWebRTC  # noqa: E402
 import guard  # noqa: E402
 import icepace  # noqa: E402
 import playout  # noqa: E402
+import rtxcopy  # noqa: E402
 import tcphold  # noqa: E402
 from offer import with_rtx_time  # noqa: E402
 from ratecontrol import LossMeter, RateControl, QUALITY_KBPS  # noqa: E402
@@ -153,6 +154,7 @@ class Peer:
         video = self.webrtc.emit('get-transceiver', 0)
         if video and video.find_property('do-nack'):
             video.set_property('do-nack', True)
+            rtxcopy.copy_requests(self.pipe, Gst, GLib, agent.log_fn)  # each retransmission twice: a lost one froze the picture
         offered = offered_caps(codec, agent.h264)
         if video and offered:
             video.set_property('codec-preferences', Gst.Caps.from_string(offered))
