@@ -1,12 +1,12 @@
 """Each retransmission the viewer asks for goes out twice, COPY_AFTER_MS apart.
 
 A lost video packet is repaired within a round trip: the viewer's NACK, the agent's retransmission (RTX). When that
-retransmission is lost too, Chrome asks again only after its own round-trip estimate, 100 ms for a viewer that sends
-no media (it never learns the real one), and the picture has frozen by then: in bench:stream at 0.5% loss each way,
-the runs with a freeze (about 180 ms, no PLI) were those where a NACK went unanswered (NACK 13 / RTX 12, 9 / 7), and
-no run where every NACK was answered froze. A copy COPY_AFTER_MS after the first (outside a burst that took the
-first) leaves a lost retransmission at loss squared, for one packet more per lost one. A lost NACK, the other half of
-those freezes, is not seen by the agent.
+retransmission is lost too, Chrome asks again only after its own round-trip estimate, which starts at 100 ms (WebRTC's
+NACK module) and a viewer that sends no media has nothing to measure it by, and the picture has frozen by then: in
+bench:stream at 0.5% loss each way, the runs with a freeze (about 180 ms, no PLI) were those where a NACK went
+unanswered (NACK 13 / RTX 12, 9 / 7), and no run where every NACK was answered froze. A copy COPY_AFTER_MS after the
+first (outside a burst that took the first) leaves a lost retransmission at loss squared, for one packet more per lost
+one. A lost NACK, the other half of those freezes, is not seen by the agent.
 
 rtpsession turns the viewer's NACK into an upstream GstRTPRetransmissionRequest event into rtprtxsend (webrtcbin
 makes one per session with do-nack); a probe on its src pad sends the same request again COPY_AFTER_MS later, marked
