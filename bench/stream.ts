@@ -41,8 +41,8 @@ import { instanceOf } from '../server/src/modules/machines/providers/lxd/provide
 import { buyer, statusOf, type Buyer } from '../e2e/tests/connect-helpers';
 import { findInInstance, usage, useBetween } from './stream/netns';
 import { agentMeans, type AgentTiming, type StageInputs } from './stream/budget';
-import { COLOURS, flipsSince, FREEZE_PROBE, OBSERVE, showsColour, SNAPSHOT, timingSince } from './stream/page';
-import { freezeSteps, PROBE_MS, type Probe } from './stream/freezes';
+import { COLOURS, flipsSince, OBSERVE, showsColour, SNAPSHOT, timingSince } from './stream/page';
+import { freezeSteps, PROBE_MS } from './stream/freezes';
 import { keyToPhoton, withAgentSlowest, withoutSkewedClock } from './stream/presses';
 import { fmtMs } from './stats';
 import { selkiesRuns, selkiesTable } from './stream/selkies';
@@ -355,7 +355,7 @@ async function sampleStream(cfg: InnerConfig, b: Buyer, transport: Transport, ta
   const pids = encoderPids(b, transport);
   const cpu0 = pids.map(usage);
   const s0 = (await tab.evaluate(SNAPSHOT)) as Snap;
-  const probes = transport === 'webrtc' ? await probeFor(tab, cfg.seconds * 1000) : (await sleep(cfg.seconds * 1000), []);
+  const between = transport === 'webrtc' ? await snapshotsFor(tab, cfg.seconds * 1000) : (await sleep(cfg.seconds * 1000), []);
   const s1 = (await tab.evaluate(SNAPSHOT)) as Snap;
   const cpu1 = pids.map(usage);
   const dt = (s1.t - s0.t) / 1000;
@@ -389,7 +389,7 @@ async function sampleStream(cfg: InnerConfig, b: Buyer, transport: Transport, ta
       `jitter buffer ${((1000 * (z.jitterBufferS - a.jitterBufferS)) / Math.max(1, z.jitterBufferFrames - a.jitterBufferFrames)).toFixed(0)} ms, ` +
       `decode ${((1000 * (z.decodeS - a.decodeS)) / Math.max(1, z.framesDecoded - a.framesDecoded)).toFixed(1)} ms a frame, ` +
       `keyframes ${z.keyFrames - a.keyFrames}, PLI ${z.pli - a.pli}, NACK ${z.nack - a.nack}, RTX ${z.rtx - a.rtx}, RTT ${z.rttS === null ? '?' : Math.round(z.rttS * 1000)} ms, ${z.path}, offer's rtcp-fb: ${z.feedback}; ` +
-      freezeSteps(probes).map((f) => `${f}; `).join('') + milestones;
+      freezeSteps([s0, ...between, s1]).map((f) => `${f}; `).join('') + milestones;
   } else {
     const times = (await tab.evaluate(flipsSince(s0.t))) as number[];
     const inWindow = times.filter((t) => t <= s1.t);
@@ -403,17 +403,15 @@ async function sampleStream(cfg: InnerConfig, b: Buyer, transport: Transport, ta
   return { fps, kbps, freezePct, freezeN, detail, protocol, stages, cpu, rssMiB };
 }
 
-/** The video's counters every PROBE_MS for `ms` (freezes.ts: where in the sample a freeze fell). */
-async function probeFor(tab: Page, ms: number): Promise<Probe[]> {
-  const probes: Probe[] = [];
+/** The tab's snapshots every PROBE_MS for `ms` (freezes.ts: where in the sample a freeze fell). */
+async function snapshotsFor(tab: Page, ms: number): Promise<Snap[]> {
+  const snaps: Snap[] = [];
   const end = performance.now() + ms;
-  for (let now = performance.now(); now < end; now = performance.now()) {
-    const p = (await tab.evaluate(FREEZE_PROBE)) as Probe | null;
-    if (p) probes.push(p);
+  while (performance.now() < end) {
     await sleep(Math.min(PROBE_MS, end - performance.now()));
+    snaps.push((await tab.evaluate(SNAPSHOT)) as Snap);
   }
-  const last = (await tab.evaluate(FREEZE_PROBE)) as Probe | null;
-  return last ? [...probes, last] : probes;
+  return snaps;
 }
 
 /**

@@ -128,16 +128,6 @@ export const LOSS_REPAIRS = String.raw`(async () => {
   return n;
 })()`;
 
-/** Expression: the video's freeze and repair counters now (a Probe of freezes.ts), or null before the video came. */
-export const FREEZE_PROBE = String.raw`(async () => {
-  const pc = ${VIDEO_PC};
-  if (!pc) return null;
-  let v = null;
-  (await pc.getStats()).forEach((s) => { if (s.type === 'inbound-rtp' && s.kind === 'video') v = s; });
-  return v && { t: performance.now(), freezes: v.freezeCount || 0, nack: v.nackCount || 0, rtx: v.retransmittedPacketsReceived || 0,
-    lost: v.packetsLost || 0, pli: v.pliCount || 0, keyFrames: v.keyFramesDecoded || 0 };
-})()`;
-
 /** Expression: a snapshot of the counters the bench turns into rates (both transports). */
 export const SNAPSHOT = String.raw`(async () => {
   const hd = window.__hd;
