@@ -62,6 +62,12 @@ XDG_RUNTIME_DIR=/tmp/xdg pulseaudio --daemonize=no --exit-idle-time=-1 -n --use-
   --load="module-native-protocol-unix socket=$R/pulse/native auth-anonymous=1" \
   --load="module-null-sink sink_name=desktop" --load=module-always-sink &
 export PULSE_SERVER="unix:$R/pulse/native"
+# The stream's path (Xvnc, the agent and its encoder, the sound server) runs at nice 0; everything from here on, the
+# window manager and every program the user starts from the desktop, at nice 10: when the user's work takes every
+# core (a shader compile, a build), the stream is not the one that waits, so the picture and the keys stay quick.
+# Nice acts only inside the desktop's own cgroup (LXD's CPU limit shares the host between desktops), and nothing the
+# user runs can take the priority back (an unprivileged process cannot lower its nice value).
+renice -n 10 -p $$ >/dev/null
 xsetroot -solid '#1e293b' -name "$NAME"
 # No auto-repeat from X: the viewer's browser repeats a held key itself (keydown events with `repeat`), and a key-up
 # late on a slow link or a busy host made X repeat the key on its own ('>' came as '>.': X repeats the bare key, without

@@ -93,6 +93,26 @@ kill %1`;
     expect((await d.rootShell(a.machineId, fake('none'))).split('\n').slice(0, 3)).toEqual(['rc=1', '', '1']);
   }, 60_000);
 
+  it('the stream’s path runs at nice 0 and what the user sees and starts at nice 10, which the user cannot take back', async () => {
+    const niceOf = async () => {
+      const rows = (await d.rootShell(a.machineId, 'ps -u user -o ni=,comm=')).trim().split('\n');
+      return new Map(rows.map((r) => r.trim().split(/\s+/)).map(([ni, comm]) => [comm!, Number(ni)]));
+    };
+    const nice = await until('the desktop’s programs', async () => {
+      const n = await niceOf();
+      return ['Xvnc', 'python3', 'pulseaudio', 'openbox', 'tint2', 'pcmanfm', 'xterm', 'glxgears'].every((c) => n.has(c)) ? n : null;
+    }, 120_000, 500);
+    expect(['Xvnc', 'python3', 'pulseaudio'].map((c) => nice.get(c))).toEqual([0, 0, 0]);
+    expect(['openbox', 'tint2', 'pcmanfm', 'xterm'].map((c) => nice.get(c))).toEqual([10, 10, 10, 10]);
+    expect(nice.get('glxgears')).toBe(19);
+    // The shell in the desktop's terminal (the user's own: what they start from it inherits its nice value) asks for
+    // nice 0 back, as the user could: the kernel refuses an unprivileged process a lower nice value.
+    const shellPid = (await d.rootShell(a.machineId, 'pgrep -P "$(pgrep -x xterm | head -1)" -x bash')).trim();
+    expect(shellPid).toMatch(/^\d+$/);
+    const asked = await d.shell(a.machineId, `renice -n 0 -p ${shellPid} 2>&1; echo "rc=$?"; ps -o ni= -p ${shellPid}`);
+    expect(asked.out).toMatch(/Permission denied[\s\S]*rc=1\s+10\s*$/);
+  }, 180_000);
+
   it('the file manager is placed by the window manager, not left in the top-left corner over the terminal', async () => {
     // Mapped before openbox managed the screen, it stayed where X put it (2,40 with its frame): seen on loaded hosts.
     // By hand: pcmanfm started before openbox lands there; the session now waits for openbox first.
