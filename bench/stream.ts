@@ -32,6 +32,7 @@
  * LOSS=0.03: UDP packets lost at that share each way instead of 0.5% (to look at loss repair; the goals are 0.5%'s).
  * UP_LOSS=0.05: the browser's packets to the server lost at that share instead (input over a lossy uplink: a lost
  * input packet cost a press 450-600 ms until input went unordered with its keys sent twice, server/agent/inorder.py).
+ * BUSY=2: that many busy loops beside the scene, started as the user's programs are (a build taking the cores).
  */
 import { connect, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -46,10 +47,10 @@ import { freezeSteps, PROBE_MS } from './stream/freezes';
 import { keyToPhoton, withAgentSlowest, withoutSkewedClock } from './stream/presses';
 import { fmtMs } from './stats';
 import { selkiesRuns, selkiesTable } from './stream/selkies';
-import { asUser, gearsFps, PATCH, sleep, until, waitIn, writeScene } from './stream/desktop';
+import { asUser, gearsFps, PATCH, sleep, startSceneFromShell, stopScene, until, waitIn, writeScene } from './stream/desktop';
 import { outer } from './stream/outer';
 import { report, runLine } from './stream/report';
-import { LINK, PORT, type InnerConfig, type Run, type Transport } from './stream/run';
+import { BUSY, LINK, PORT, type InnerConfig, type Run, type Transport } from './stream/run';
 
 const SELF = fileURLToPath(import.meta.url);
 /** A spot on the desktop's own xterm (+48+64), where the scene is started from. */
@@ -287,7 +288,7 @@ async function tabMilestones(cfg: InnerConfig, b: Buyer, transport: Transport, t
 
 /** The scene: started from the desktop's xterm, then the patch (on top, focused) waits for keys. */
 async function startScene(cfg: InnerConfig, b: Buyer, tab: Page): Promise<void> {
-  writeScene(cfg.project, b.machineId);
+  writeScene(cfg.project, b.machineId, BUSY);
   const term = await pageXY(tab, XTERM.x, XTERM.y);
   for (let attempt = 1; ; attempt++) {
     // A key typed right after the focusing click is sometimes lost: a fresh line first, and another try if need be.
@@ -299,7 +300,7 @@ async function startScene(cfg: InnerConfig, b: Buyer, tab: Page): Promise<void> 
       await tab.keyboard.type('sh hd-scene.sh\n', { delay: 40 });
     } else {
       console.error(`the scene did not show after typing into the xterm: started from a shell (try ${attempt})`);
-      asUser(cfg.project, b.machineId, 'DISPLAY=:0 XAUTHORITY=/run/hyperdesk/xauth setsid sh hd-scene.sh > /dev/null 2>&1 < /dev/null &');
+      startSceneFromShell(cfg.project, b.machineId);
     }
     try {
       await until(() => tab.evaluate(showsColour('b', PATCH.x, PATCH.y)) as Promise<boolean>, 'the colour patch', 30_000);
@@ -343,7 +344,7 @@ async function quietDesktopCpu(cfg: InnerConfig, b: Buyer, transport: Transport,
  * (the agent encodes only frames that changed, framegate.py; VNC sends only changed rectangles).
  */
 async function stillDesktop(cfg: InnerConfig, b: Buyer, transport: Transport, tab: Page): Promise<{ cpu: number; fps: number }> {
-  asUser(cfg.project, b.machineId, 'pkill -x glxgears; true');
+  stopScene(cfg.project, b.machineId);
   await sleep(1000);
   return encoderAtRest(cfg, b, transport, tab);
 }

@@ -45,18 +45,23 @@ export function asUser(project: string, machineId: string, script: string, input
   );
 }
 
-/** The scene, written into the machine's home folder (as a user could) and started from its xterm. */
-export function writeScene(project: string, machineId: string) {
+/**
+ * The scene, written into the machine's home folder (as a user could) and started from its xterm; with `busy`
+ * busy loops beside it (BUSY, stream/run.ts), stopped with the scene by stopScene.
+ */
+export function writeScene(project: string, machineId: string, busy = 0) {
   const files: Record<string, string> = {
     'hd-scene.sh': [
       '#!/bin/sh',
       '# bench:stream: a full-screen 3D scene and, on top of it, a colour patch that a key flips (r red, g green, b blue)',
       'cd "$HOME"',
-      'LIBGL_ALWAYS_SOFTWARE=1 LP_NUM_THREADS=1 nice -n 10 glxgears -fullscreen > gears.log 2>&1 &',
+      'LIBGL_ALWAYS_SOFTWARE=1 LP_NUM_THREADS=1 glxgears -fullscreen > gears.log 2>&1 &',
       'sleep 1',
       "xterm -title hd-bench-patch -geometry 48x16+200+200 -fa 'DejaVu Sans Mono' -fs 14 -bg '#0000ff' -fg '#0000ff' -e bash hd-patch.sh &",
+      `i=0; while [ $i -lt ${busy} ]; do sh hd-busy.sh & i=$((i+1)); done`,
       '',
     ].join('\n'),
+    'hd-busy.sh': 'while :; do :; done\n',
     'hd-patch.sh': [
       "printf '\\033[?25l'",
       'while IFS= read -rsn1 k; do',
@@ -66,6 +71,19 @@ export function writeScene(project: string, machineId: string) {
     ].join('\n'),
   };
   for (const [name, text] of Object.entries(files)) asUser(project, machineId, `cat > ${name}`, text);
+}
+
+/** The scene and its busy loops stopped (the bracket keeps pkill from matching the shell that runs it). */
+export function stopScene(project: string, machineId: string) {
+  asUser(project, machineId, "pkill -x glxgears; pkill -f 'hd-[b]usy.sh'; true");
+}
+
+/**
+ * The scene started from a shell outside the desktop's session, at the nice value (10) that what the user starts
+ * from the desktop has (machine-image/desktop-session.sh): the same as typed into its xterm.
+ */
+export function startSceneFromShell(project: string, machineId: string) {
+  asUser(project, machineId, 'DISPLAY=:0 XAUTHORITY=/run/hyperdesk/xauth setsid nice -n 10 sh hd-scene.sh > /dev/null 2>&1 < /dev/null &');
 }
 
 /** glxgears' own frame rate in the desktop (its "N frames in 5.0 seconds = X FPS" lines), last three reports. */

@@ -1,7 +1,7 @@
 /** bench:stream's output: a line per run, the table of WebRTC beside VNC, the budget by stage, the slowest presses, the goals. */
 import { budget } from './budget';
 import { largerOf, type PressParts } from './presses';
-import { LINK, LOSS, SPEC_LINK, type InnerConfig, type Run } from './run';
+import { BUSY, LINK, LOSS, SPEC_LINK, type InnerConfig, type Run } from './run';
 import { fmtMs, percentile, ratio } from '../stats';
 
 /** One run's line, printed as it ends. */
@@ -36,7 +36,7 @@ export function report(runs: Run[], cfg: InnerConfig, chromium: string) {
   const [w, v] = [runs.filter((r) => r.transport === 'webrtc'), runs.filter((r) => r.transport === 'vnc')];
   console.log(
     `\nbench:stream: 1920×1080 desktop, full-screen glxgears, ${cfg.runs} runs each (alternating), ${cfg.seconds} s samples, ` +
-      `${cfg.samples} key presses a run; link ${LINK.kbps} kbit/s each way (tbf), +${LINK.rttMs} ms RTT, ${LOSS}; Chromium ${chromium}\n`,
+      `${cfg.samples} key presses a run; link ${LINK.kbps} kbit/s each way (tbf), +${LINK.rttMs} ms RTT, ${LOSS}${BUSY ? `; ${BUSY} busy loops beside the scene` : ''}; Chromium ${chromium}\n`,
   );
   console.log(`| ${'metric'.padEnd(42)} | ${'WebRTC'.padEnd(17)} | ${'VNC (baseline)'.padEnd(17)} | WebRTC / VNC |`);
   console.log(`|${'-'.repeat(44)}|${'-'.repeat(19)}|${'-'.repeat(19)}|--------------|`);

@@ -21,6 +21,11 @@ export const LINK = {
   upLoss: process.env.UP_LOSS ? Number(process.env.UP_LOSS) : undefined,
 };
 export const LOSS = `${LINK.udpLoss * 100}% UDP loss${LINK.upLoss === undefined ? ' each way' : ` to the browser, ${LINK.upLoss * 100}% from it`}`;
+/**
+ * BUSY=2: that many busy loops started with the scene from the desktop's terminal, as a user's build taking the
+ * desktop's cores would be (the stream's path keeps its CPU: machine-image/desktop-session.sh). 0 by default.
+ */
+export const BUSY = process.env.BUSY ? Math.max(0, Math.floor(Number(process.env.BUSY)) || 0) : 0;
 /** The port the server listens on (host side) and its forwarder on the client namespace's loopback. */
 export const PORT = 8080;
 

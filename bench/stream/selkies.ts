@@ -3,10 +3,11 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { instanceOf } from '../../server/src/modules/machines/providers/lxd/provider';
 import { api, statusOf, waitOnline, type Buyer } from '../../e2e/tests/connect-helpers';
-import { asUser, PATCH, sleep, until, waitIn, writeScene } from './desktop';
+import { asUser, PATCH, sleep, startSceneFromShell, until, waitIn, writeScene } from './desktop';
 import { findInInstance, usage, useBetween } from './netns';
 import { COLOURS, OBSERVE, showsColour, SNAPSHOT } from './page';
 import { keyToPhoton, type Presses } from './presses';
+import { BUSY } from './run';
 import { fmtMs, percentile, ratio } from '../stats';
 
 /**
@@ -84,8 +85,8 @@ function start(project: string, machineId: string): string {
 
 async function measureOnce(tab: Page, project: string, machineId: string, seconds: number, samples: number): Promise<SelkiesRun> {
   // The scene, started from a shell in the desktop (ours types it into the xterm; here only the streamer differs).
-  writeScene(project, machineId);
-  asUser(project, machineId, 'DISPLAY=:0 XAUTHORITY=/run/hyperdesk/xauth setsid sh hd-scene.sh > /dev/null 2>&1 < /dev/null &');
+  writeScene(project, machineId, BUSY);
+  startSceneFromShell(project, machineId);
   await until(() => tab.evaluate(showsColour('b', PATCH.x, PATCH.y)) as Promise<boolean>, 'the colour patch through Selkies', 60_000);
   // The patch takes the keyboard as a click on it would (Selkies' pointer mapping is not what is measured).
   asUser(project, machineId, 'DISPLAY=:0 XAUTHORITY=/run/hyperdesk/xauth xdotool search --sync --limit 1 --name hd-bench-patch windowactivate --sync');
