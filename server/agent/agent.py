@@ -184,6 +184,15 @@ class Agent:
         conn.close()
         return False
 
+    def end_viewer(self, conn):
+        """Ends a viewer's signaling connection (its reader then tears the peer down): the gateway tells the tab, which
+        connects again."""
+        if conn is self.conn:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
     def send(self, conn, msg):
         data = (json.dumps(msg) + '\n').encode()
         with self.send_lock:

@@ -25,6 +25,7 @@ from offer import with_rtx_time  # noqa: E402
 from ratecontrol import LossMeter, RateControl, QUALITY_KBPS  # noqa: E402
 from framerate import fps_for, vbv_ms  # noqa: E402
 from timing import FrameTiming  # noqa: E402
+from capturerestart import CaptureRestart, path_between  # noqa: E402
 from xinput import MAX_HELD  # noqa: E402
 from clipboard import Clipboard  # noqa: E402
 from desktopsize import fit  # noqa: E402
@@ -145,9 +146,12 @@ class Peer:
         self.playout = playout.add_to(pay, PLAYOUT_EXT_ID) if pay else None
         self.twcc = add_twcc(pay) if pay else False
         self.gate = agent.gate
+        cap = self.pipe.get_by_name('cap')
         if self.gate and self.enc:
-            self.gate.attach(self.pipe.get_by_name('cap'), self.enc)  # before the timing's probes: they see only frames let through
-        self.timing = FrameTiming(self.pipe, self.pipe.get_by_name('cap'), self.enc)
+            self.gate.attach(cap, self.enc)  # before the timing's probes: they see only frames let through
+        self.timing = FrameTiming(self.pipe, cap, self.enc)
+        self.restart = CaptureRestart(cap, self.enc, path_between(cap, self.enc), agent.log_fn, self.force_keyframe,
+                                      lambda: agent.end_viewer(conn)) if self.enc else None
         self.timing_at = time.monotonic()
         # Loss repair: the browser NACKs a lost packet and gets it again (RTX) within a round trip, instead of a
         # frozen picture until the next keyframe (measured by bench:stream at 0.5% loss).
@@ -317,6 +321,8 @@ class Peer:
     def on_error(self, _bus, msg):
         err, dbg = msg.parse_error()
         self.agent.log_fn('pipeline error:', err.message, dbg)
+        if self.restart and self.restart.owns(msg.src):
+            self.restart.failed()
 
     # --- input -----------------------------------------------------------------------------------------------
     def on_channel_open(self, _ch):
@@ -490,6 +496,8 @@ class Peer:
 
     def close(self):
         self.closed = True
+        if self.restart:
+            self.restart.close()
         if self.gate:
             self.gate.detach()
             self.agent.log_fn(self.gate.summary())

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instanceOf, PROFILE } from '../src/modules/machines/providers/lxd/provider';
 import { until, vncHandshake } from './machines-desktops';
@@ -196,6 +198,30 @@ print(before, icepace.pace_checks(w), icepace.pacing(w))\nEOF`);
     // libnice's default is 20 ms; the agent's is 5.
     expect(paced.out.trim()).toBe('20 True 5');
   }, 60_000);
+
+  it('a picture path whose negotiation fails starts again on the same connection; one that keeps failing ends the viewer', async () => {
+    // fixtures/picture_restart.py: the agent's own Peer (capture, x264, webrtcbin) streams to a webrtcbin beside it in
+    // the desktop; the capture's caps are then made impossible, so ximagesrc stops with 'not-negotiated' as in .ci/run.
+    const script = Buffer.from(readFileSync(path.join(import.meta.dirname, 'fixtures/picture_restart.py'))).toString('base64');
+    const run = async (mode: string) => {
+      const r = await d.shell(a.machineId, `echo ${script} | base64 -d > /tmp/picture_restart.py; export DISPLAY=:0 XAUTHORITY=/run/hyperdesk/xauth; timeout 60 python3 /tmp/picture_restart.py ${mode} 2>&1 | grep -v gstsfelement | tail -30`, 90_000);
+      const last = r.out.trim().split('\n').pop() ?? '';
+      if (!last.startsWith('{')) throw new Error(`picture_restart.py ${mode} printed: ${r.out}`);
+      return JSON.parse(last) as { timedOut: string | null; packetsAfterRestart: number; connection: string; ended: boolean; log: string[] };
+    };
+    const recovered = await run('recover');
+    expect(recovered.log.join('\n')).toMatch(/GstXImageSrc:cap:\nstreaming stopped, reason not-negotiated/);
+    expect(recovered.log).toContain('picture path started again (1 so far this viewer)');
+    expect(recovered.timedOut).toBeNull();
+    expect(recovered.packetsAfterRestart).toBeGreaterThanOrEqual(30);
+    expect(recovered.connection).toBe('connected');
+    expect(recovered.ended).toBe(false);
+    const failing = await run('give-up');
+    expect(failing.timedOut).toBeNull();
+    expect(failing.log.filter((l) => l.startsWith('picture path started again'))).toHaveLength(3);
+    expect(failing.log).toContain('picture path failed 4 times in 10 s: the viewer is ended, its tab connects again');
+    expect(failing.ended).toBe(true);
+  }, 200_000);
 
   it('VNC listens on the desktop user\u2019s Unix socket only: no TCP port in the instance, and only its user may connect', async () => {
     // /proc/net/tcp{,6}: state 0A is LISTEN. Nothing in the desktop listens on TCP (x11vnc, before Xvnc, listened on
