@@ -140,3 +140,21 @@ export function machineLog(server: RunningServer, machineId: string, opts: { qui
   if (opts.quiet) return '';
   throw new Error(`could not read the agent's log in ${machineId}: ${(last as Error).message}`);
 }
+
+/**
+ * Ends the desktop's streaming agent and starts it again with the same command line, as the desktop's user (what a
+ * crash and a restart look like to the gateway: its connection to the agent closes). Returns once the new agent
+ * listens; returns the new agent's pid.
+ */
+export function restartAgent(server: RunningServer, machineId: string): string {
+  const script = [
+    "old=$(pgrep -f '^python3 /opt/hyperdesk-agent/agent.py' | head -1)",
+    'cmd=$(tr "\\0" " " < /proc/$old/cmdline)',
+    "before=$(grep -c 'listening on' /tmp/agent.log)",
+    'kill $old; while kill -0 $old 2>/dev/null; do sleep 0.05; done',
+    'setsid sh -c "exec $cmd 2>>/tmp/agent.log" </dev/null >/dev/null 2>&1 &',
+    "until [ \"$(grep -c 'listening on' /tmp/agent.log)\" -gt \"$before\" ]; do sleep 0.05; done",
+    "pgrep -f '^python3 /opt/hyperdesk-agent/agent.py' | head -1",
+  ].join('\n');
+  return inInstance(server, machineId, ['bash', '-c', script]).trim();
+}
