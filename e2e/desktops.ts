@@ -143,8 +143,8 @@ export function machineLog(server: RunningServer, machineId: string, opts: { qui
 
 /**
  * Ends the desktop's streaming agent and starts it again with the same command line, as the desktop's user (what a
- * crash and a restart look like to the gateway: its connection to the agent closes). Returns once the new agent
- * listens; returns the new agent's pid.
+ * crash and a restart look like to the gateway: its connection to the agent closes). Returns the new agent's pid
+ * once it listens.
  */
 export function restartAgent(server: RunningServer, machineId: string): string {
   const script = [

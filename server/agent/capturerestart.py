@@ -88,7 +88,8 @@ def path_between(first, last):
     out = [first]
     el = first
     while el is not last:
-        peer = el.get_static_pad('src').get_peer() if el.get_static_pad('src') else None
+        src = el.get_static_pad('src')
+        peer = src.get_peer() if src else None
         el = peer.get_parent_element() if peer else None
         if el is None:
             break

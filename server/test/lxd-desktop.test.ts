@@ -202,7 +202,7 @@ print(before, icepace.pace_checks(w), icepace.pacing(w))\nEOF`);
   it('a picture path whose negotiation fails starts again on the same connection; one that keeps failing ends the viewer', async () => {
     // fixtures/picture_restart.py: the agent's own Peer (capture, x264, webrtcbin) streams to a webrtcbin beside it in
     // the desktop; the capture's caps are then made impossible, so ximagesrc stops with 'not-negotiated' as in .ci/run.
-    const script = Buffer.from(readFileSync(path.join(import.meta.dirname, 'fixtures/picture_restart.py'))).toString('base64');
+    const script = readFileSync(path.join(import.meta.dirname, 'fixtures/picture_restart.py')).toString('base64');
     const run = async (mode: string) => {
       const r = await d.shell(a.machineId, `echo ${script} | base64 -d > /tmp/picture_restart.py; export DISPLAY=:0 XAUTHORITY=/run/hyperdesk/xauth; timeout 60 python3 /tmp/picture_restart.py ${mode} 2>&1 | grep -v gstsfelement | tail -30`, 90_000);
       const last = r.out.trim().split('\n').pop() ?? '';
