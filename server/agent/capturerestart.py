@@ -1,14 +1,14 @@
 """The picture's path (capture → conversion → encoder) started again in place when it fails, so a viewer never keeps
 a frozen picture.
 
-A negotiation that fails mid-stream (seen in .ci/run: a caps change as the tab's size arrived, 'not-negotiated' out of
-ximagesrc) stops the capture's thread for good; the base source then sends EOS down into webrtcbin (in that run the
-sound stopped too, a second later). Here the EOS never leaves the capture, and on the error the capture
-is stopped, the path up to the encoder flushed (the queue forgets the failure it keeps, the encoder its frames; the
-flush stops at the encoder's output, so webrtcbin's RTP session and the link never see it) and the capture started
-again: it negotiates from the screen as it is, and the encoder's first frame after it is an IDR. The viewer's
-connection, its data channel and its sound go on. More than MAX_RESTARTS in WINDOW_S and the viewer is given up
-(`give_up`): the tab connects again with a new pipeline.
+A negotiation that fails mid-stream stops the capture's thread for good (seen in .ci/run: 'not-negotiated' out of
+ximagesrc, from a frame-rate change racing a negotiation, which capturerate.py now avoids); the base source then sends
+EOS down into webrtcbin (in that run the sound stopped too, a second later). Here the EOS never leaves the capture,
+and on the error the capture is stopped, the path up to the encoder flushed (the queue forgets the failure it keeps,
+the encoder its frames; the flush stops at the encoder's output, so webrtcbin's RTP session and the link never see
+it) and the capture started again: it negotiates from the screen as it is, and the encoder's first frame after it is
+an IDR. The viewer's connection, its data channel and its sound go on. More than MAX_RESTARTS in WINDOW_S and the
+viewer is given up (`give_up`): the tab connects again with a new pipeline.
 """
 import time
 

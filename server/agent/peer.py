@@ -25,6 +25,7 @@ from offer import with_rtx_time  # noqa: E402
 from ratecontrol import LossMeter, RateControl, QUALITY_KBPS  # noqa: E402
 from framerate import fps_for, vbv_ms  # noqa: E402
 from timing import FrameTiming  # noqa: E402
+from capturerate import CaptureRate  # noqa: E402
 from capturerestart import CaptureRestart, path_between  # noqa: E402
 from xinput import MAX_HELD  # noqa: E402
 from clipboard import Clipboard  # noqa: E402
@@ -54,13 +55,18 @@ def turn_uri(url, user, cred):
     return '%s://%s:%s@%s' % (transport, quote(user, safe=''), quote(cred, safe=''), rest.lstrip('/'))
 
 
+def capture_branch(fps):
+    """The screen's capture → I420, up to the encoder's queue. The frame rate is the capsfilter `rate`'s
+    (capturerate.py changes it with the desktop's size, between two frames)."""
+    return ('ximagesrc name=cap use-damage=false show-pointer=true ! capsfilter name=rate caps=video/x-raw,framerate=%d/1'
+            ' ! videoconvert name=conv n-threads=%d ! video/x-raw,format=I420 ! queue max-size-buffers=1 leaky=downstream') % (fps, THREADS)
+
+
 def video_branch(codec, encoder, kbps, fps):
     """Capture → I420 → encoder → payloader → webrtcbin. Keyframes only when asked for (key-int-max/gop-size
-    infinite): a periodic IDR at 2 Mbit/s is a burst that Chrome's jitter estimate never forgets. The frame rate is
-    the capsfilter `rate`'s (Peer.follow_size changes it with the desktop's size)."""
+    infinite): a periodic IDR at 2 Mbit/s is a burst that Chrome's jitter estimate never forgets."""
     vbv = vbv_ms(fps)
-    src = ('ximagesrc name=cap use-damage=false show-pointer=true ! capsfilter name=rate caps=video/x-raw,framerate=%d/1'
-           ' ! videoconvert name=conv n-threads=%d ! video/x-raw,format=I420 ! queue max-size-buffers=1 leaky=downstream') % (fps, THREADS)
+    src = capture_branch(fps)
     if codec == 'h264' and encoder == 'nvh264enc':
         enc = ('nvh264enc name=enc preset=low-latency-hq zerolatency=true rc-mode=cbr bitrate=%d gop-size=-1 bframes=0'
                ' vbv-buffer-size=%d ! h264parse') % (kbps, max(1, kbps * vbv // 1000))
@@ -150,6 +156,7 @@ class Peer:
         if self.gate and self.enc:
             self.gate.attach(cap, self.enc)  # before the timing's probes: they see only frames let through
         self.timing = FrameTiming(self.pipe, cap, self.enc)
+        self.capture_rate = CaptureRate(self.pipe.get_by_name('rate'), cap)
         self.restart = CaptureRestart(cap, self.enc, path_between(cap, self.enc), agent.log_fn, self.force_keyframe,
                                       lambda: agent.end_viewer(conn)) if self.enc else None
         self.timing_at = time.monotonic()
@@ -413,9 +420,8 @@ class Peer:
         if self.closed or not screen:
             return False
         size = fit(w, h, *screen.max)
-        # The capture's frame rate first: ximagesrc then takes the new rate and the new size in one negotiation. Set
-        # after the resize, a frame grabbed in between went out at the new size and the old rate, and the caps
-        # change that followed stopped the capture for good ('not-negotiated': a stream-resize failure in .ci/run).
+        # The capture's frame rate first (taken before the capture's next frame), then the size: ximagesrc mostly
+        # takes both in one negotiation.
         self.follow_size(*size)
         if screen.resize(*size):
             moved = screen.windows_moved
@@ -439,7 +445,7 @@ class Peer:
                 self.enc.set_property(prop, vbv)
         elif self.enc.find_property('vbv-buffer-size'):
             self.enc.set_property('vbv-buffer-size', max(1, self.rate.kbps * vbv // 1000))
-        self.pipe.get_by_name('rate').set_property('caps', Gst.Caps.from_string('video/x-raw,framerate=%d/1' % fps))
+        self.capture_rate.set(fps)
         self.agent.log_fn('capture at %d fps for %dx%d on %d cores (VBV %d ms)' % (fps, w, h, CPUS, vbv))
 
     # --- stage timing ---------------------------------------------------------------------------------------

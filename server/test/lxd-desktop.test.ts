@@ -199,6 +199,25 @@ print(before, icepace.pace_checks(w), icepace.pacing(w))\nEOF`);
     expect(paced.out.trim()).toBe('20 True 5');
   }, 60_000);
 
+  it('a frame-rate change while the capture negotiates a new size: set from another thread it stops the capture, through CaptureRate it is taken', async () => {
+    // fixtures/capture_rate.py: the agent's capture branch; after a resize, that negotiation's caps query is held below
+    // the rate filter while the rate goes from 30 to 60 fps (the race behind .ci/run's 'not-negotiated').
+    const script = readFileSync(path.join(import.meta.dirname, 'fixtures/capture_rate.py')).toString('base64');
+    const run = async (mode: string) => {
+      const r = await d.shell(a.machineId, `echo ${script} | base64 -d > /tmp/capture_rate.py; export DISPLAY=:0 XAUTHORITY=/run/hyperdesk/xauth; timeout 60 python3 /tmp/capture_rate.py ${mode} 2>&1 | tail -5`, 90_000);
+      const last = r.out.trim().split('\n').pop() ?? '';
+      if (!last.startsWith('{')) throw new Error(`capture_rate.py ${mode} printed: ${r.out}`);
+      return JSON.parse(last) as { error: string | null; framesAtNewRate: number; caps: string };
+    };
+    // The old way fails as .ci/run did: the test reproduces the race, so the next one can tell it is gone.
+    const direct = await run('direct');
+    expect(direct.error).toMatch(/not-negotiated/);
+    const agent = await run('agent');
+    expect(agent.error).toBeNull();
+    expect(agent.framesAtNewRate).toBeGreaterThanOrEqual(30);
+    expect(agent.caps).toContain('width=(int)1280, height=(int)854, framerate=(fraction)60/1');
+  }, 120_000);
+
   it('a picture path whose negotiation fails starts again on the same connection; one that keeps failing ends the viewer', async () => {
     // fixtures/picture_restart.py: the agent's own Peer (capture, x264, webrtcbin) streams to a webrtcbin beside it in
     // the desktop; the capture's caps are then made impossible, so ximagesrc stops with 'not-negotiated' as in .ci/run.
