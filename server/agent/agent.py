@@ -9,6 +9,7 @@ an `offer`, takes the `answer` and `ice` messages and sends its own `ice`. A new
 (which gets `replaced` first, so its tab does not take the stream back); a closed connection tears the peer down.
 """
 import argparse
+import gc
 import json
 import os
 import socket
@@ -209,6 +210,11 @@ class Agent:
         if self.peer:
             self.peer.close()
             self.peer = None
+            # The Peer's own cycles (its helpers hold its methods) and with them its pipeline and webrtcbin's two
+            # threads: freed now, not at some later full collection.
+            t0 = time.monotonic()
+            gc.collect()
+            log('viewer ended, its pipeline freed in %.0f ms' % ((time.monotonic() - t0) * 1000))
             self.input.release_all()
             if self.screen:
                 self.screen.resize(*self.screen.max)  # the next viewer (or VNC) starts from the full desktop

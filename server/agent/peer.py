@@ -135,6 +135,9 @@ class Peer:
         self.refused_candidates = 0
         self.tcp = tcphold.TcpHold()
         self.held_full = False
+        # The handlers and probes of this Peer that the pipeline holds, let go at close (let_go).
+        self.handlers = []
+        self.probes = []
         quality = start.get('quality', 'auto')
         self.rate = RateControl(quality if isinstance(quality, str) and quality in QUALITY_KBPS else 'auto')
         self.fps = fps_for(*(agent.screen.size() if agent.screen else (1920, 1080)), CPUS)
@@ -182,7 +185,8 @@ class Peer:
         if self.enc:
             # The viewer's PLI/FIR comes up from webrtcbin's RTP session as a force-key-unit event; the encoder
             # answers it with a keyframe, so a lost packet never leaves a frozen picture. Counted for the log.
-            self.enc.get_static_pad('src').add_probe(Gst.PadProbeType.EVENT_UPSTREAM, self.on_upstream)
+            pad = self.enc.get_static_pad('src')
+            self.probes.append((pad, pad.add_probe(Gst.PadProbeType.EVENT_UPSTREAM, self.on_upstream)))
         for s in agent.ice_servers:
             urls = s.get('urls', [])
             for url in urls if isinstance(urls, list) else [urls]:
@@ -193,20 +197,20 @@ class Peer:
                     self.webrtc.set_property('stun-server', 'stun://' + url[5:].split('?', 1)[0])
                 elif url.startswith(('turn:', 'turns:')) and s.get('username'):
                     self.webrtc.emit('add-turn-server', turn_uri(url, str(s['username']), str(s.get('credential', ''))))
-        self.webrtc.connect('on-negotiation-needed', self.on_negotiation)
-        self.webrtc.connect('on-ice-candidate', self.on_ice)
-        self.webrtc.connect('notify::ice-connection-state', self.on_state)
-        self.webrtc.connect('notify::connection-state', self.on_connection)
+        self.on(self.webrtc, 'on-negotiation-needed', self.on_negotiation)
+        self.on(self.webrtc, 'on-ice-candidate', self.on_ice)
+        self.on(self.webrtc, 'notify::ice-connection-state', self.on_state)
+        self.on(self.webrtc, 'notify::connection-state', self.on_connection)
         bus = self.pipe.get_bus()
         bus.add_signal_watch()
-        bus.connect('message::error', self.on_error)
+        self.on(bus, 'message::error', self.on_error)
         self.pipe.set_state(Gst.State.READY)
         # Unordered (inorder.py): a lost packet holds back only itself; the messages' own numbers give the order.
         unordered = Gst.Structure.new_from_string('options, ordered=(boolean)false')
         self.channel = self.webrtc.emit('create-data-channel', 'input', unordered)
         if self.channel:
-            self.channel.connect('on-message-string', self.on_input)
-            self.channel.connect('on-open', self.on_channel_open)
+            self.on(self.channel, 'on-message-string', self.on_input)
+            self.on(self.channel, 'on-open', self.on_channel_open)
         self.channel_made = True
         if self.negotiation_wanted:
             self.offer_once()
@@ -501,6 +505,8 @@ class Peer:
         return False
 
     def close(self):
+        if self.closed:
+            return
         self.closed = True
         if self.restart:
             self.restart.close()
@@ -510,3 +516,20 @@ class Peer:
         self.clipboard.close()
         self.pipe.set_state(Gst.State.NULL)
         self.pipe.get_bus().remove_signal_watch()
+        self.let_go()
+
+    def on(self, obj, signal, handler):
+        self.handlers.append((obj, obj.connect(signal, handler)))
+
+    def let_go(self):
+        """Unties the pipeline from this Peer. Its handlers and probes are held from C, where Python's collector does
+        not look, and they hold the Peer, which holds the pipeline: every ended viewer's pipeline lived on, with
+        webrtcbin's two threads (a tab reloaded about 240 times filled the desktop's process limit)."""
+        for obj, handler in self.handlers:
+            obj.disconnect(handler)
+        for pad, probe in self.probes:
+            pad.remove_probe(probe)
+        self.handlers, self.probes = [], []
+        self.timing.close()
+        for timer in (self.stats_timer, self.timing_timer):
+            GLib.source_remove(timer)

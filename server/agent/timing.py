@@ -33,8 +33,13 @@ class FrameTiming:
         self.keyframes = 0
 
     def _now(self):
-        clock = self.pipe.get_clock()
-        return clock.get_time() - self.pipe.get_base_time() if clock else None
+        pipe = self.pipe
+        clock = pipe.get_clock() if pipe else None
+        return clock.get_time() - pipe.get_base_time() if clock else None
+
+    def close(self):
+        """The viewer left: the pipeline is no longer held from here (its pads' probes hold this object)."""
+        self.pipe = None
 
     def on_captured(self, _pad, info):
         buf, now = info.get_buffer(), self._now()
